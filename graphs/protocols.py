@@ -1,0 +1,108 @@
+"""What the turn loop needs from its collaborators, and the records they return."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+
+@dataclass(slots=True)
+class LLMCall:
+    """One model call: who made it, for what, tokens, latency, error if it failed."""
+
+    role: str
+    purpose: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: float = 0.0
+    cost: float = 0.0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Reply:
+    """A message from the user or the agent. ``text`` None means the user ended the session."""
+
+    text: str | None
+    calls: list[LLMCall] = field(default_factory=list)
+    extra: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Judgment:
+    """A validated judgment, or a failed one (``status='failed'``, ``value`` None).
+
+    ``raw`` keeps every attempt's raw model output so that a judgment can be audited.
+    """
+
+    kind: str
+    status: str
+    value: Any
+    model: str
+    prompt_version: str
+    reason: str | None = None
+    raw: list[str] = field(default_factory=list)
+    attempts: int = 1
+    error: str | None = None
+    parsed: dict[str, Any] | None = None
+    calls: list[LLMCall] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of the benchmark-owned conversation history."""
+
+    role: str  # "user" or "agent"
+    content: str
+
+
+@dataclass(slots=True)
+class Problem:
+    """What the loop knows of the problem of one interaction."""
+
+    interaction_id: str
+    question: str
+    summary: str | None
+    problem_statement: str | None
+    reference_answer: str | None = None
+
+
+class User(Protocol):
+    """The user side: an LLM-simulated user, a scripted user, or a live person."""
+
+    async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply: ...
+
+
+class Agent(Protocol):
+    """The help-desk side."""
+
+    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply: ...
+
+
+class TurnJudges(Protocol):
+    """Per-turn judgments of SelfScore."""
+
+    async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
+                               first_turn: bool) -> Judgment: ...
+
+    async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment: ...
+
+    async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment: ...
+
+
+class TurnCost(Protocol):
+    """Prices one turn from its LLM calls."""
+
+    def turn_cost(self, calls: Sequence[LLMCall]) -> float: ...
+
+
+class TurnSink(Protocol):
+    """Durably records each completed turn (the store's writer behind an adapter)."""
+
+    def save_turn(self, interaction_id: str, turn_index: int, user: Reply, agent: Reply,
+                  judgments: Sequence[Judgment], quality: float | None, cost: float,
+                  latency_ms: float) -> None: ...

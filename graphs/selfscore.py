@@ -1,0 +1,113 @@
+r"""The SelfScore turn loop as a LangGraph StateGraph.
+
+One turn, following SELFSCORE.md:
+
+    user_turn -> judge_user -> agent_turn -> judge_agent -> record_turn --(loop)--> user_turn
+                                                                      \--> END (solved, max turns)
+
+``judge_user`` scores the user's message (turn 1: how much helpful information the initial
+question holds); ``judge_agent`` scores the agent's reply and runs the solved-check against
+the extracted problem (the two calls are independent and run concurrently); ``record_turn``
+prices the turn, computes its quality and hands the whole turn to the sink, which commits it
+before the next turn starts.
+"""
+from __future__ import annotations
+
+import asyncio
+from time import perf_counter
+from typing import Callable, Optional
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.protocols import Agent, Message, TurnCost, TurnJudges, TurnSink, User
+from graphs.state import TurnLoopState
+
+QualityFn = Callable[[Optional[int], Optional[int]], Optional[float]]
+
+
+def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: TurnCost,
+                          sink: TurnSink, turn_quality: QualityFn):
+    """Compile the turn loop over the given collaborators.
+
+    Args:
+        user: produces the user's message each turn (simulated, scripted or live).
+        agent: produces the help-desk reply.
+        judges: user/agent helpfulness and the solved-check.
+        cost: prices a turn from its LLM calls.
+        sink: durably records each finished turn.
+        turn_quality: (user helpfulness, agent helpfulness) -> quality of the turn.
+    """
+
+    async def user_turn(state: TurnLoopState) -> dict:
+        started = perf_counter()
+        reply = await user.respond(state["problem"], state["history"], state["turn_index"])
+        if reply.text is None:
+            return {"user_reply": reply, "stop_reason": "user_ended"}
+        return {"user_reply": reply, "turn_started": started,
+                "history": [Message("user", reply.text)]}
+
+    async def judge_user(state: TurnLoopState) -> dict:
+        judgment = await judges.user_helpfulness(
+            state["problem"], state["history"], state["turn_index"] == 1)
+        return {"judgments": [judgment]}
+
+    async def agent_turn(state: TurnLoopState) -> dict:
+        reply = await agent.respond(state["problem"], state["history"])
+        return {"agent_reply": reply, "history": [Message("agent", reply.text or "")]}
+
+    async def judge_agent(state: TurnLoopState) -> dict:
+        helpful, solved = await asyncio.gather(
+            judges.agent_helpfulness(state["problem"], state["history"]),
+            judges.solved(state["problem"], state["history"]),
+        )
+        return {"judgments": [*state["judgments"], helpful, solved],
+                "solved": bool(solved.ok and solved.value)}
+
+    async def record_turn(state: TurnLoopState) -> dict:
+        turn = state["turn_index"]
+        judgments = state["judgments"]
+        scores = {j.kind: j.value for j in judgments if j.ok}
+        quality = turn_quality(scores.get("user_helpfulness"), scores.get("agent_helpfulness"))
+        user_reply, agent_reply = state["user_reply"], state["agent_reply"]
+        calls = [*user_reply.calls, *agent_reply.calls]
+        for j in judgments:
+            calls.extend(j.calls)
+        sink.save_turn(
+            state["problem"].interaction_id, turn, user_reply, agent_reply, judgments,
+            quality, cost.turn_cost(calls), (perf_counter() - state["turn_started"]) * 1000.0,
+        )
+        stop = "solved" if state["solved"] else ("max_turns" if turn >= state["max_turns"] else None)
+        return {"turn_index": turn + 1, "judgments": [], "user_reply": None,
+                "agent_reply": None, "solved": None, "stop_reason": stop}
+
+    def after_user(state: TurnLoopState) -> str:
+        return END if state.get("stop_reason") else "judge_user"
+
+    def after_record(state: TurnLoopState) -> str:
+        return END if state.get("stop_reason") else "user_turn"
+
+    graph = StateGraph(TurnLoopState)
+    graph.add_node("user_turn", user_turn)
+    graph.add_node("judge_user", judge_user)
+    graph.add_node("agent_turn", agent_turn)
+    graph.add_node("judge_agent", judge_agent)
+    graph.add_node("record_turn", record_turn)
+    graph.add_edge(START, "user_turn")
+    graph.add_conditional_edges("user_turn", after_user, ["judge_user", END])
+    graph.add_edge("judge_user", "agent_turn")
+    graph.add_edge("agent_turn", "judge_agent")
+    graph.add_edge("judge_agent", "record_turn")
+    graph.add_conditional_edges("record_turn", after_record, ["user_turn", END])
+    return graph.compile()
+
+
+def initial_state(problem, history: list[Message], next_turn: int, max_turns: int) -> TurnLoopState:
+    """State to start (``history`` empty, turn 1) or resume an interaction."""
+    return {"problem": problem, "history": list(history), "turn_index": next_turn,
+            "max_turns": max_turns, "judgments": [], "solved": None, "stop_reason": None,
+            "user_reply": None, "agent_reply": None, "turn_started": perf_counter()}
+
+
+def recursion_limit(max_turns: int) -> int:
+    """LangGraph super-steps needed for ``max_turns`` turns (5 nodes a turn, plus slack)."""
+    return 5 * max_turns + 10

@@ -1,0 +1,263 @@
+"""A SelfScore batch: many interactions run concurrently through the turn loop, resumable.
+
+Every interaction of a run is created in the store before any conversation starts, so
+``--resume RUN`` needs nothing but the store: it finishes unfinished interactions from their
+last stored turn and never redoes or duplicates a stored turn.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from time import perf_counter
+from typing import Any, Callable, Sequence
+
+from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
+from graphs.selfscore import initial_state, recursion_limit
+from harness import prompts
+from harness.compose import Runtime, run_name
+from harness.config import Config
+from harness.datasets import Dataset
+from harness.figures import interaction_figures, score_row
+from harness.judges import judge_complexity, judgment_row
+from harness.preprocess import preprocessed_text
+from harness.scoring import SCORER_VERSION
+from store import StoreReader, StoreWriter
+
+
+def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[str, Any]:
+    return {"interaction_id": interaction_id, "turn_index": turn_index, "role": c.role,
+            "purpose": c.purpose, "model": c.model, "input_tokens": c.input_tokens,
+            "output_tokens": c.output_tokens, "latency_ms": c.latency_ms, "cost": c.cost,
+            "error": c.error}
+
+
+class StoreTurnSink:
+    """Implements ``graphs.protocols.TurnSink`` over the store's writer."""
+
+    def __init__(self, writer: StoreWriter):
+        self.writer = writer
+
+    def save_turn(self, interaction_id: str, turn_index: int, user: Reply, agent: Reply,
+                  judgments: Sequence[Judgment], quality: float | None, cost: float,
+                  latency_ms: float) -> None:
+        by_kind = {j.kind: j for j in judgments}
+
+        def score(kind):
+            j = by_kind.get(kind)
+            return j.value if j is not None and j.ok else None
+
+        solved = score("solved")
+        agent_calls = [c for c in agent.calls if c.role == "agent"]
+        calls = [*user.calls, *agent.calls, *(c for j in judgments for c in j.calls)]
+        extra = {k: v for k, v in (("user", user.extra), ("agent", agent.extra)) if v}
+        self.writer.save_turn(
+            {"interaction_id": interaction_id, "turn_index": turn_index,
+             "user_message": user.text, "agent_message": agent.text,
+             "user_helpfulness": score("user_helpfulness"),
+             "agent_helpfulness": score("agent_helpfulness"),
+             "solved": None if solved is None else int(solved), "quality": quality,
+             "input_tokens": sum(c.input_tokens for c in agent_calls),
+             "output_tokens": sum(c.output_tokens for c in agent_calls),
+             "cost": cost, "latency_ms": latency_ms,
+             "extra_json": json.dumps(extra) if extra else None},
+            [judgment_row(j, interaction_id, turn_index) for j in judgments],
+            [call_row(c, interaction_id, turn_index) for c in calls],
+        )
+
+
+@dataclass
+class Progress:
+    """Running figures of a batch, handed to the progress callback after each event."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    turns: int = 0
+    solved: int = 0
+    finals: list[float] = field(default_factory=list)
+    started: float = field(default_factory=perf_counter)
+
+    @property
+    def mean_final(self) -> float | None:
+        return sum(self.finals) / len(self.finals) if self.finals else None
+
+    @property
+    def turns_per_s(self) -> float:
+        return self.turns / max(perf_counter() - self.started, 1e-9)
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def code_version() -> str:
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                             text=True, timeout=5, cwd=Path(__file__).parent)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("deskbench")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class SelfScoreBatch:
+    """Creates, runs and resumes SelfScore runs in one store."""
+
+    def __init__(self, runtime: Runtime, writer: StoreWriter, reader: StoreReader,
+                 on_progress: ProgressFn | None = None):
+        self.runtime = runtime
+        self.config: Config = runtime.config
+        self.writer = writer
+        self.reader = reader
+        self.on_progress = on_progress or (lambda p: None)
+
+    # -- creating a run ------------------------------------------------------------------------
+    def create_run(self, dataset: Dataset, kind: str = "selfscore") -> str:
+        """Store the run, its problems and one pending interaction per selected task."""
+        cfg = self.config
+        name = cfg.run.name or run_name(cfg)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")[:-3]
+        run_id = f"{name}-{stamp}"
+        tasks = dataset.tasks[cfg.run.offset: cfg.run.offset + cfg.run.limit]
+        if not tasks:
+            raise ValueError(f"Dataset {dataset.name} has {len(dataset.tasks)} tasks; offset "
+                             f"{cfg.run.offset} selects none. Lower --offset.")
+        self.writer.create_run({
+            "id": run_id, "name": name, "kind": kind, "config_json": cfg.model_dump_json(),
+            "models_json": json.dumps({r: s.model for r, s in cfg.roles.items()}),
+            "dataset": dataset.name, "dataset_sha256": dataset.sha256, "seed": cfg.run.seed,
+            "code_version": code_version(), "prompt_version": prompts.PROMPT_VERSION,
+            "scorer_version": SCORER_VERSION,
+        })
+        self.writer.upsert_problems(
+            {"id": f"{dataset.name}:{t.id}", "dataset": dataset.name, "task_id": t.id,
+             "question": t.question, "reference_answer": t.reference_answer,
+             "metadata_json": json.dumps({**t.metadata, "followups": t.followups,
+                                          "problem": t.problem})}
+            for t in tasks)
+        for pos, t in enumerate(tasks):
+            self.writer.start_interaction({"id": f"{run_id}:{t.id}", "run_id": run_id,
+                                           "problem_id": f"{dataset.name}:{t.id}",
+                                           "position": pos, "status": "pending"})
+        return run_id
+
+    # -- running -------------------------------------------------------------------------------
+    async def run(self, run_id: str) -> Progress:
+        """Run (or resume) every interaction of ``run_id`` that is not completed."""
+        self.writer.set_run_status(run_id, "running")
+        rows = self.reader.interactions(run_id)
+        todo = [r for r in rows if r["status"] != "completed"]
+        progress = Progress(total=len(rows), done=len(rows) - len(todo))
+        for r in rows:
+            if r["status"] == "completed":
+                progress.turns += r["n_turns"] or 0
+        scripts = {r["id"]: json.loads(r["metadata_json"] or "{}").get("followups", []) for r in rows}
+        graph = self.runtime.selfscore_graph(self.runtime.user(scripts), StoreTurnSink(self.writer))
+        run = self.reader.run(run_id)
+        semaphore = asyncio.Semaphore(self.config.run.concurrency)
+        self.on_progress(progress)
+
+        async def one(row):
+            async with semaphore:
+                await self._interaction(run, row, graph, progress)
+
+        try:
+            await asyncio.gather(*(one(r) for r in todo))
+        except BaseException as exc:
+            self.writer.set_run_status(run_id, "interrupted", f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        status = "completed" if progress.failed == 0 else "incomplete"
+        detail = None if not progress.failed else (
+            f"{progress.failed} interaction(s) failed; finish them with --resume {run_id}")
+        self.writer.set_run_status(run_id, status, detail)
+        return progress
+
+    async def _interaction(self, run: dict, row: dict, graph, progress: Progress) -> None:
+        iid = row["id"]
+        self.writer.update_interaction(iid, status="running", error=None)
+        try:
+            problem = await self._prepare(row)
+            turns = self.reader.turns(iid)
+            stop = self._stop_reason_of_stored(turns)
+            if stop is None:
+                history = [m for t in turns for m in (Message("user", t["user_message"]),
+                                                      Message("agent", t["agent_message"]))]
+                state = initial_state(problem, history, len(turns) + 1, self.config.run.max_turns)
+                final = await graph.ainvoke(
+                    state, {"recursion_limit": recursion_limit(self.config.run.max_turns)})
+                stop = final["stop_reason"]
+            n_turns = len(self.reader.turns(iid))
+            self.writer.finish_interaction(iid, "completed", stop, n_turns)
+        except Exception as exc:  # the interaction fails; the batch goes on and can resume it
+            self.writer.finish_interaction(iid, "failed", None, len(self.reader.turns(iid)),
+                                           error=f"{type(exc).__name__}: {exc}"[:1000])
+            progress.failed += 1
+            self.on_progress(progress)
+            return
+        row = {**row, "stop_reason": stop}
+        figures = interaction_figures(self.reader, row, run["config"])
+        self.writer.replace_scores(run["id"], [score_row(figures, run)])
+        progress.done += 1
+        progress.turns += figures["turns"]
+        progress.solved += int(bool(figures["solved"]))
+        if figures["final_score"] is not None:
+            progress.finals.append(figures["final_score"])
+        self.on_progress(progress)
+
+    def _stop_reason_of_stored(self, turns: list[dict]) -> str | None:
+        if turns and turns[-1]["solved"]:
+            return "solved"
+        if len(turns) >= self.config.run.max_turns:
+            return "max_turns"
+        return None
+
+    async def _prepare(self, row: dict) -> Problem:
+        """Summary, extracted problem (cached) and complexity (once per interaction)."""
+        iid, pid = row["id"], row["problem_id"]
+        meta = json.loads(row["metadata_json"] or "{}")
+        extractor = self.runtime.client("extractor")
+        summary, calls = await preprocessed_text("summary", pid, row["question"], extractor,
+                                                 self.reader, self.writer)
+        statement = meta.get("problem")
+        if not statement:
+            statement, more = await preprocessed_text("problem", pid, row["question"], extractor,
+                                                      self.reader, self.writer)
+            calls += more
+        self.writer.update_interaction(iid, summary=summary, problem_statement=statement)
+        if self.reader.complexity(iid) is None:
+            judgment = await judge_complexity(self.runtime.structured_judge("complexity"), summary)
+            self.writer.save_judgments([judgment_row(judgment, iid, None)],
+                                       [call_row(c, iid, None) for c in calls + judgment.calls])
+        elif calls:
+            self.writer.save_judgments([], [call_row(c, iid, None) for c in calls])
+        return Problem(iid, row["question"], summary, statement, row.get("reference_answer"))
+
+
+def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,
+                  on_progress: ProgressFn | None = None, chat_models=None,
+                  runtime: Runtime | None = None) -> tuple[str, Progress]:
+    """Create and run a SelfScore batch (or resume ``resume``); returns the run id and figures.
+
+    ``chat_models`` replaces how role clients are built (tests pass fakes); ``runtime`` lets a
+    caller share one engine between several batches.
+    """
+    writer, reader = StoreWriter(config.store), StoreReader(config.store, must_exist=False)
+    own_runtime = runtime is None
+    runtime = runtime or Runtime(config, chat_models)
+    try:
+        batch = SelfScoreBatch(runtime, writer, reader, on_progress)
+        run_id = reader.run(resume)["id"] if resume else batch.create_run(dataset)
+        progress = asyncio.run(batch.run(run_id))
+        return run_id, progress
+    finally:
+        if own_runtime:
+            runtime.close()
+        writer.close()

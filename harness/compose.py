@@ -1,0 +1,73 @@
+"""The composition root: config in, collaborators out.
+
+Builds role clients (starting the embedded engine only when a role needs it), the user, the
+agent, the judges, the cost model and the turn loop graph.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from langchain_core.language_models import BaseChatModel
+
+from graphs.protocols import User
+from graphs.selfscore import build_selfscore_graph
+from harness.config import Config, ModelSpec
+from harness.cost import AgentTurnCost
+from harness.engine import EngineManager
+from harness.judges import SelfScoreJudges, StructuredJudge
+from harness.llm import RoleClient, chat_model_for
+from harness.participants import PlainAgent, ScriptedUser, SimulatedUser
+from harness.scoring import turn_quality
+
+ChatModelFactory = Callable[[str, ModelSpec], BaseChatModel]
+
+
+class Runtime:
+    """Owns the engine and the role clients of one process; close it to stop the engine."""
+
+    def __init__(self, config: Config, chat_models: ChatModelFactory | None = None):
+        self.config = config
+        self.engine = EngineManager(config.engine)
+        self._chat_models = chat_models or self._default_chat_model
+        self._clients: dict[str, RoleClient] = {}
+
+    def _default_chat_model(self, role: str, spec: ModelSpec) -> BaseChatModel:
+        url = spec.base_url or self.engine.base_url(spec.model)
+        return chat_model_for(spec, url)
+
+    def client(self, role: str) -> RoleClient:
+        if role not in self._clients:
+            spec = self.config.role(role)
+            self._clients[role] = RoleClient(role, spec, self._chat_models(role, spec))
+        return self._clients[role]
+
+    def structured_judge(self, role: str) -> StructuredJudge:
+        return StructuredJudge(self.client(role), self.config.run.judge_retries)
+
+    def user(self, scripts: dict[str, list[str]]) -> User:
+        """The configured user: LLM-simulated, or scripted from each task's ``followups``."""
+        if self.config.run.user == "scripted":
+            return ScriptedUser(scripts)
+        return SimulatedUser(self.client("user"))
+
+    def selfscore_graph(self, user: User, sink):
+        cfg = self.config
+        return build_selfscore_graph(
+            user=user, agent=PlainAgent(self.client("agent")),
+            judges=SelfScoreJudges(self.structured_judge("judge")),
+            cost=AgentTurnCost(cfg.cost, cfg.role("agent")), sink=sink, turn_quality=turn_quality,
+        )
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> "Runtime":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def run_name(config: Config) -> str:
+    """The paper's ``<agent model>_<complexity model>_<judge model>``."""
+    return "_".join(config.role(r).label() for r in ("agent", "complexity", "judge"))

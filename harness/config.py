@@ -1,0 +1,191 @@
+"""The one configuration object: defaults, then a TOML file, then environment, then CLI flags.
+
+Every LLM is reached through a *role* mapped to a :class:`ModelSpec`. A spec without
+``base_url`` uses the embedded llama.cpp server with the spec's ``model`` (an embedded model
+key, see ``harness.model_files``).
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+ROLES = ("agent", "user", "judge", "complexity", "extractor")
+DEFAULT_EMBEDDED_MODEL = "qwen2.5-coder-1.5b"
+FAST_EMBEDDED_MODEL = "qwen2.5-coder-0.5b"
+ENV_PREFIX = "DESKBENCH_"
+
+
+class ConfigError(ValueError):
+    """A configuration problem a user can fix; the message names the key and the fix."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelSpec(_Strict):
+    """How one role reaches its model."""
+
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL; none = embedded server")
+    model: str = Field(DEFAULT_EMBEDDED_MODEL, description="model name at the endpoint, or an embedded model key")
+    api_key_env: str | None = Field(None, description="environment variable holding the API key")
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    seed: int | None = 0
+    max_tokens: int = Field(256, ge=1, le=8192, description="output bound for every call")
+    timeout_s: float = Field(300.0, gt=0)
+    input_price_per_mtok: float = Field(0.0, ge=0.0, description="price per million input tokens")
+    output_price_per_mtok: float = Field(0.0, ge=0.0, description="price per million output tokens")
+
+    @property
+    def embedded(self) -> bool:
+        return self.base_url is None
+
+    def label(self) -> str:
+        """Short model name used in run names."""
+        return self.model.rsplit("/", 1)[-1]
+
+
+def _default_roles() -> dict[str, ModelSpec]:
+    return {
+        "agent": ModelSpec(temperature=0.3, max_tokens=320),
+        "user": ModelSpec(temperature=0.7, max_tokens=160),
+        "judge": ModelSpec(temperature=0.0, max_tokens=160),
+        "complexity": ModelSpec(temperature=0.0, max_tokens=200),
+        "extractor": ModelSpec(temperature=0.0, max_tokens=120),
+    }
+
+
+class EngineConfig(_Strict):
+    """The embedded llama.cpp server."""
+
+    threads: int = Field(2, ge=1, le=256)
+    parallel: int = Field(4, ge=1, le=64, description="parallel slots (-np)")
+    context_per_slot: int = Field(4096, ge=512, le=131072)
+    startup_timeout_s: float = Field(120.0, gt=0)
+    server_binary: str | None = Field(None, description="path to a llama-server compatible binary")
+
+
+class CostConfig(_Strict):
+    """SelfScore's three cost modes, applied to the agent's tokens of each turn."""
+
+    mode: Literal["none", "total", "split", "per_turn"] = "split"
+    price_per_mtok: float = Field(0.0, ge=0.0, description="mode 'total': one price per million tokens")
+    price_per_turn: float = Field(0.0, ge=0.0, description="mode 'per_turn': fixed price per turn")
+
+
+class ScoringConfig(_Strict):
+    formula: Literal["paper", "agent_only"] = "paper"
+    weights: tuple[float, float, float] = (0.5, 0.4, 0.1)
+
+    @field_validator("weights")
+    @classmethod
+    def _weights_sum(cls, v):
+        if abs(sum(v) - 1.0) > 1e-6 or any(w < 0 for w in v):
+            raise ValueError("complexity weights (CT, EH, TK) must be >= 0 and sum to 1")
+        return v
+
+
+class RunConfig(_Strict):
+    dataset: str = "lfrqa_technology"
+    limit: int = Field(3, ge=1)
+    offset: int = Field(0, ge=0)
+    max_turns: int = Field(50, ge=1, le=1000)
+    concurrency: int = Field(4, ge=1, le=512)
+    seed: int = 0
+    name: str | None = None
+    judge_retries: int = Field(2, ge=0, le=10)
+    user: Literal["llm", "scripted"] = "llm"
+
+
+class Config(_Strict):
+    store: str = "runs/deskbench.sqlite"
+    roles: dict[str, ModelSpec] = Field(default_factory=_default_roles)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    cost: CostConfig = Field(default_factory=CostConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    run: RunConfig = Field(default_factory=RunConfig)
+
+    @field_validator("roles")
+    @classmethod
+    def _known_roles(cls, v):
+        unknown = set(v) - set(ROLES)
+        if unknown:
+            raise ValueError(f"unknown role(s) {sorted(unknown)}; roles are {', '.join(ROLES)}")
+        full = _default_roles()
+        full.update(v)
+        return full
+
+    def role(self, name: str) -> ModelSpec:
+        return self.roles[name]
+
+
+def _deep_merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _set_path(tree: dict, dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = tree
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+    node[parts[-1]] = value
+
+
+def env_overrides(environ: dict[str, str] | None = None) -> dict:
+    """``DESKBENCH_ROLES__JUDGE__BASE_URL=...`` style variables as a nested dict."""
+    environ = os.environ if environ is None else environ
+    tree: dict = {}
+    for key, value in environ.items():
+        if key.startswith(ENV_PREFIX) and "__" in key:
+            _set_path(tree, key[len(ENV_PREFIX):].lower().replace("__", "."), value)
+        elif key == ENV_PREFIX + "STORE":
+            tree["store"] = value
+    return tree
+
+
+def _role_defaults_with(overrides: dict) -> dict:
+    """Role overrides merge into each role's defaults instead of replacing the whole spec."""
+    defaults = {k: v.model_dump() for k, v in _default_roles().items()}
+    return {name: _deep_merge(defaults.get(name, {}), spec or {}) for name, spec in overrides.items()}
+
+
+def load_config(path: str | Path | None = None, overrides: dict | None = None,
+                environ: dict[str, str] | None = None) -> Config:
+    """Build the config: defaults < TOML file < environment < ``overrides`` (CLI flags).
+
+    Raises:
+        ConfigError: for a missing or unreadable file, unknown keys or wrong types; the message
+            names each offending key.
+    """
+    tree: dict = {}
+    if path is not None:
+        path = Path(path)
+        if not path.exists():
+            raise ConfigError(f"Config file {path} does not exist. Pass an existing TOML file "
+                              "or leave --config out to use the defaults.")
+        try:
+            tree = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from exc
+    tree = _deep_merge(tree, env_overrides(environ))
+    tree = _deep_merge(tree, overrides or {})
+    if "roles" in tree and isinstance(tree["roles"], dict):
+        tree["roles"] = _role_defaults_with(tree["roles"])
+    try:
+        return Config.model_validate(tree)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            problems.append(f"  {where}: {err['msg']}" + (f" (got {err['input']!r})"
+                            if err["type"] != "extra_forbidden" else " (unknown key; check the spelling)"))
+        source = f" in {path}" if path else ""
+        raise ConfigError("Invalid configuration" + source + ":\n" + "\n".join(problems)
+                          + "\nSee docs/configuration.md for every key.") from exc

@@ -1,0 +1,34 @@
+"""SelfScore's three cost modes, applied to the agent's calls of a turn.
+
+``total``: all agent tokens at one price; ``split``: input and output tokens at the agent
+model's own prices; ``per_turn``: a fixed price per turn (so an interaction costs price x
+turns); ``none``: 0. Every LLM call of every role is also priced at its role's prices in the
+``llm_calls`` table, so the cost of simulating and judging is visible separately.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from graphs.protocols import LLMCall
+from harness.config import CostConfig, ModelSpec
+
+
+class AgentTurnCost:
+    """Implements ``graphs.protocols.TurnCost``."""
+
+    def __init__(self, config: CostConfig, agent_spec: ModelSpec):
+        self.config = config
+        self.agent_spec = agent_spec
+
+    def turn_cost(self, calls: Sequence[LLMCall]) -> float:
+        mode = self.config.mode
+        if mode == "none":
+            return 0.0
+        if mode == "per_turn":
+            return self.config.price_per_turn
+        agent = [c for c in calls if c.role == "agent"]
+        tin = sum(c.input_tokens for c in agent)
+        tout = sum(c.output_tokens for c in agent)
+        if mode == "total":
+            return (tin + tout) * self.config.price_per_mtok / 1e6
+        return (tin * self.agent_spec.input_price_per_mtok + tout * self.agent_spec.output_price_per_mtok) / 1e6

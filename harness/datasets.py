@@ -1,0 +1,129 @@
+"""Task sets in deskbench's JSONL task format (docs/data-formats.md).
+
+One JSON object per line (``.jsonl`` or ``.jsonl.gz``)::
+
+    {"id": "q-1", "question": "My wifi drops every few minutes ...",
+     "reference_answer": "...",            # optional, never shown to the agent
+     "problem": "The router's DHCP lease is too short",   # optional: skips problem extraction
+     "followups": ["It is Ubuntu 22.04", "..."],          # optional: script for --user scripted
+     "metadata": {...}}                                     # optional, kept as is
+
+Built-in sets are referred to by name (``lfrqa_technology``).
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).parent / "data"
+BUILTIN = {"lfrqa_technology": DATA_DIR / "lfrqa_technology" / "tasks.jsonl.gz"}
+
+
+class DatasetError(ValueError):
+    """A task file that cannot be used; the message names the file, line and field."""
+
+
+@dataclass
+class Task:
+    id: str
+    question: str
+    reference_answer: str | None = None
+    problem: str | None = None
+    followups: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Dataset:
+    name: str
+    path: Path
+    sha256: str
+    tasks: list[Task]
+
+
+def resolve(name_or_path: str) -> tuple[str, Path]:
+    if name_or_path in BUILTIN:
+        return name_or_path, BUILTIN[name_or_path]
+    path = Path(name_or_path)
+    if not path.exists():
+        raise DatasetError(f"Dataset '{name_or_path}' is neither a built-in set "
+                           f"({', '.join(BUILTIN)}) nor an existing file.")
+    return path.stem.removesuffix(".jsonl"), path
+
+
+def _open(path: Path):
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except OSError as exc:
+            raise DatasetError(f"{path}: corrupt gzip file ({exc}).") from exc
+    return raw
+
+
+def load_dataset(name_or_path: str) -> Dataset:
+    """Load and validate a task set.
+
+    Raises:
+        DatasetError: empty file, wrong encoding, invalid JSON or fields, duplicate ids; up
+            to 10 problems are listed with their line numbers.
+    """
+    name, path = resolve(name_or_path)
+    raw = _open(path)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start}). Re-save the file as UTF-8.") from exc
+    tasks: list[Task] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {lineno}: not valid JSON ({exc.msg})")
+            continue
+        task, err = _task_from(obj)
+        if err:
+            problems.append(f"line {lineno}: {err}")
+        elif task.id in seen:
+            problems.append(f"line {lineno}: duplicate id {task.id!r}")
+        else:
+            seen.add(task.id)
+            tasks.append(task)
+    if problems:
+        more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        raise DatasetError(f"{path}: {len(problems)} invalid task(s):\n  " + "\n  ".join(problems[:10])
+                           + more + "\nSee docs/data-formats.md for the task format.")
+    if not tasks:
+        raise DatasetError(f"{path}: no tasks. Each line must be a JSON object with 'id' and 'question'.")
+    return Dataset(name=name, path=path, sha256=hashlib.sha256(raw).hexdigest(), tasks=tasks)
+
+
+def _task_from(obj: Any) -> tuple[Task | None, str | None]:
+    if not isinstance(obj, dict):
+        return None, "each line must be a JSON object"
+    tid = obj.get("id")
+    if isinstance(tid, int) and not isinstance(tid, bool):
+        tid = str(tid)
+    if not isinstance(tid, str) or not tid.strip():
+        return None, "field 'id' must be a non-empty string"
+    q = obj.get("question")
+    if not isinstance(q, str) or not q.strip():
+        return None, "field 'question' must be a non-empty string"
+    for key in ("reference_answer", "problem"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            return None, f"field '{key}' must be a string"
+    fu = obj.get("followups", [])
+    if not isinstance(fu, list) or not all(isinstance(x, str) for x in fu):
+        return None, "field 'followups' must be a list of strings"
+    md = obj.get("metadata", {})
+    if not isinstance(md, dict):
+        return None, "field 'metadata' must be an object"
+    return Task(tid, q.strip(), obj.get("reference_answer"), obj.get("problem"), fu, md), None

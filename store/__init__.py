@@ -1,0 +1,6 @@
+"""The SQLite store: schema, the one writer, readers and exports. Imports none of the other packages."""
+from store.schema import SCHEMA_VERSION, open_db
+from store.writer import StoreWriter
+from store.readers import StoreReader
+
+__all__ = ["SCHEMA_VERSION", "open_db", "StoreWriter", "StoreReader"]

@@ -1,0 +1,120 @@
+"""Read-only queries over the store."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from store.schema import StoreError, open_db
+
+
+class StoreReader:
+    """Queries used by resume, scoring, reports and exports."""
+
+    def __init__(self, path: str | Path, must_exist: bool = True):
+        path = Path(path)
+        if must_exist and not path.exists():
+            raise StoreError(f"No store at {path}. Run a batch first or pass --store PATH.")
+        self.path = path
+        self.db = open_db(path)
+
+    def _rows(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.db.query(sql, params)]
+
+    # -- runs ------------------------------------------------------------------------------
+    def runs(self) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT r.*, (SELECT COUNT(*) FROM interactions i WHERE i.run_id=r.id) AS n_interactions, "
+            "(SELECT COUNT(*) FROM interactions i WHERE i.run_id=r.id AND i.status='completed') "
+            "AS n_completed FROM runs r ORDER BY r.created_at"
+        )
+
+    def run(self, ref: str) -> dict[str, Any]:
+        """A run by id or by name (the latest run of that name).
+
+        Raises:
+            StoreError: naming the runs that exist when none matches.
+        """
+        rows = self._rows(
+            "SELECT * FROM runs WHERE id=? OR name=? ORDER BY created_at DESC LIMIT 1", (ref, ref)
+        )
+        if not rows:
+            known = ", ".join(r["id"] for r in self.runs()[-10:]) or "none"
+            raise StoreError(f"No run '{ref}' in {self.path}. Runs here: {known}.")
+        row = rows[0]
+        row["config"] = json.loads(row["config_json"] or "{}")
+        row["models"] = json.loads(row["models_json"] or "{}")
+        return row
+
+    # -- problems and preprocessing --------------------------------------------------------
+    def problem(self, problem_id: str) -> dict[str, Any] | None:
+        rows = self._rows("SELECT * FROM problems WHERE id=?", (problem_id,))
+        return rows[0] if rows else None
+
+    def preprocessing(self, problem_id: str, kind: str, model: str, prompt_version: str) -> str | None:
+        rows = self._rows(
+            "SELECT text FROM preprocessing WHERE problem_id=? AND kind=? AND model=? "
+            "AND prompt_version=?", (problem_id, kind, model, prompt_version),
+        )
+        return rows[0]["text"] if rows else None
+
+    # -- interactions ----------------------------------------------------------------------
+    def interactions(self, run_id: str) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT i.*, p.question, p.task_id, p.reference_answer, p.metadata_json FROM interactions i "
+            "JOIN problems p ON p.id=i.problem_id WHERE i.run_id=? ORDER BY i.position",
+            (run_id,),
+        )
+
+    def interaction(self, interaction_id: str) -> dict[str, Any] | None:
+        rows = self._rows("SELECT * FROM interactions WHERE id=?", (interaction_id,))
+        return rows[0] if rows else None
+
+    def turns(self, interaction_id: str) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT * FROM turns WHERE interaction_id=? ORDER BY turn_index", (interaction_id,)
+        )
+
+    def turns_for_run(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for row in self._rows(
+            "SELECT t.* FROM turns t JOIN interactions i ON i.id=t.interaction_id "
+            "WHERE i.run_id=? ORDER BY t.interaction_id, t.turn_index", (run_id,),
+        ):
+            out.setdefault(row["interaction_id"], []).append(row)
+        return out
+
+    def judgments_for_run(self, run_id: str) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT j.* FROM judgments j JOIN interactions i ON i.id=j.interaction_id "
+            "WHERE i.run_id=? ORDER BY j.interaction_id, j.turn_index, j.id", (run_id,),
+        )
+
+    def llm_call_totals(self, run_id: str) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT c.role, c.model, COUNT(*) AS calls, SUM(c.input_tokens) AS input_tokens, "
+            "SUM(c.output_tokens) AS output_tokens, SUM(c.latency_ms) AS latency_ms, "
+            "SUM(c.error IS NOT NULL) AS errors FROM llm_calls c JOIN interactions i "
+            "ON i.id=c.interaction_id WHERE i.run_id=? GROUP BY c.role, c.model", (run_id,),
+        )
+
+    def scores(self, run_id: str, scorer: str = "selfscore") -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT s.* FROM scores s JOIN interactions i ON i.id=s.interaction_id "
+            "WHERE s.run_id=? AND s.scorer=? ORDER BY i.position, s.id", (run_id, scorer),
+        )
+        for r in rows:
+            r["figures"] = json.loads(r["figures_json"])
+        return rows
+
+    def complexity(self, interaction_id: str) -> dict[str, Any] | None:
+        """The latest successful complexity judgment of an interaction (parsed), or None."""
+        rows = self._rows(
+            "SELECT parsed_json, model, prompt_version FROM judgments WHERE interaction_id=? "
+            "AND kind='complexity' AND status='ok' ORDER BY id DESC LIMIT 1", (interaction_id,),
+        )
+        if not rows:
+            return None
+        out = json.loads(rows[0]["parsed_json"])
+        out["_model"], out["_prompt_version"] = rows[0]["model"], rows[0]["prompt_version"]
+        return out

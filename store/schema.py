@@ -1,0 +1,148 @@
+"""Tables of the store and the schema version.
+
+One SQLite file (WAL) holds runs, problems, cached preprocessing, interactions, turns,
+judgments, LLM calls and computed scores. The same ``turns`` table serves SelfScore turns and
+tool-using conversations: ``extra_json`` carries tool calls, questions and anything a
+benchmark needs beyond the two messages of a turn.
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+
+SCHEMA_VERSION = 1
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be opened or has an incompatible schema."""
+
+
+_TABLES: dict[str, dict] = {
+    "runs": dict(
+        columns={
+            "id": str, "name": str, "kind": str, "status": str, "created_at": str,
+            "finished_at": str, "config_json": str, "models_json": str, "dataset": str,
+            "dataset_sha256": str, "seed": int, "code_version": str, "prompt_version": str,
+            "scorer_version": str, "stop_detail": str,
+        },
+        pk="id",
+    ),
+    "problems": dict(
+        columns={
+            "id": str, "dataset": str, "task_id": str, "question": str,
+            "reference_answer": str, "metadata_json": str,
+        },
+        pk="id",
+    ),
+    # Cache of the extractor's outputs, shared by all runs that use the same model and prompt.
+    "preprocessing": dict(
+        columns={
+            "problem_id": str, "kind": str, "model": str, "prompt_version": str,
+            "text": str, "raw": str, "created_at": str,
+        },
+        pk=("problem_id", "kind", "model", "prompt_version"),
+    ),
+    "interactions": dict(
+        columns={
+            "id": str, "run_id": str, "problem_id": str, "position": int, "status": str,
+            "stop_reason": str, "summary": str, "problem_statement": str, "n_turns": int,
+            "started_at": str, "finished_at": str, "error": str,
+        },
+        pk="id",
+    ),
+    "turns": dict(
+        columns={
+            "id": int, "interaction_id": str, "turn_index": int, "user_message": str,
+            "agent_message": str, "user_helpfulness": int, "agent_helpfulness": int,
+            "solved": int, "quality": float, "input_tokens": int, "output_tokens": int,
+            "cost": float, "latency_ms": float, "created_at": str, "extra_json": str,
+        },
+        pk="id",
+    ),
+    "judgments": dict(
+        columns={
+            "id": int, "interaction_id": str, "turn_index": int, "kind": str, "status": str,
+            "score": int, "parsed_json": str, "reason": str, "raw_json": str, "attempts": int,
+            "error": str, "model": str, "prompt_version": str, "created_at": str,
+        },
+        pk="id",
+    ),
+    "llm_calls": dict(
+        columns={
+            "id": int, "interaction_id": str, "turn_index": int, "role": str, "purpose": str,
+            "model": str, "input_tokens": int, "output_tokens": int, "latency_ms": float,
+            "cost": float, "error": str, "created_at": str,
+        },
+        pk="id",
+    ),
+    "scores": dict(
+        columns={
+            "id": int, "interaction_id": str, "run_id": str, "scorer": str,
+            "scorer_version": str, "formula": str, "weights_json": str, "judge_model": str,
+            "complexity_model": str, "prompt_version": str, "figures_json": str,
+            "created_at": str,
+        },
+        pk="id",
+    ),
+}
+
+_INDEXES = [
+    ("turns", ["interaction_id", "turn_index"], True),
+    ("judgments", ["interaction_id", "turn_index", "kind"], False),
+    ("llm_calls", ["interaction_id", "turn_index"], False),
+    ("interactions", ["run_id", "position"], False),
+    ("scores", ["run_id", "interaction_id", "scorer", "scorer_version", "formula"], True),
+]
+
+
+def open_db(path: str | Path) -> sqlite_utils.Database:
+    """Open (and create or check) the store at ``path``.
+
+    Raises:
+        StoreError: when the file is not a SQLite database or was written by a newer schema.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=10000")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"{path} is not a deskbench store ({exc}). Point --store at a new file or an "
+            "existing deskbench store."
+        ) from exc
+    db = sqlite_utils.Database(conn)
+    _ensure_schema(db, path)
+    return db
+
+
+def _ensure_schema(db: sqlite_utils.Database, path: Path) -> None:
+    if not db["meta"].exists():
+        with db.conn:
+            db["meta"].create({"key": str, "value": str}, pk="key")
+            db["meta"].insert({"key": "schema_version", "value": str(SCHEMA_VERSION)})
+    found = int(db["meta"].get("schema_version")["value"])
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} has store schema {found}, this deskbench understands up to "
+            f"{SCHEMA_VERSION}. Upgrade deskbench to read it."
+        )
+    with db.conn:
+        for name, spec in _TABLES.items():
+            if not db[name].exists():
+                db[name].create(spec["columns"], pk=spec["pk"], not_null=_not_null(name))
+        for table, cols, unique in _INDEXES:
+            db[table].create_index(cols, unique=unique, if_not_exists=True)
+
+
+def _not_null(table: str) -> set[str]:
+    return {
+        "turns": {"interaction_id", "turn_index"},
+        "judgments": {"kind", "status"},
+        "interactions": {"run_id", "problem_id"},
+    }.get(table, set())
