@@ -80,10 +80,10 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         return {"turn_index": turn + 1, "judgments": [], "user_reply": None,
                 "agent_reply": None, "solved": None, "stop_reason": stop}
 
-    def after_user(state: TurnLoopState) -> str:
+    async def after_user(state: TurnLoopState) -> str:
         return END if state.get("stop_reason") else "judge_user"
 
-    def after_record(state: TurnLoopState) -> str:
+    async def after_record(state: TurnLoopState) -> str:
         return END if state.get("stop_reason") else "user_turn"
 
     graph = StateGraph(TurnLoopState)

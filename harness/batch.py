@@ -241,23 +241,24 @@ class SelfScoreBatch:
         return Problem(iid, row["question"], summary, statement, row.get("reference_answer"))
 
 
-def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,
-                  on_progress: ProgressFn | None = None, chat_models=None,
-                  runtime: Runtime | None = None) -> tuple[str, Progress]:
-    """Create and run a SelfScore batch (or resume ``resume``); returns the run id and figures.
-
-    ``chat_models`` replaces how role clients are built (tests pass fakes); ``runtime`` lets a
-    caller share one engine between several batches.
-    """
+async def arun_selfscore(runtime: Runtime, dataset: Dataset | None = None, resume: str | None = None,
+                         on_progress: ProgressFn | None = None) -> tuple[str, Progress]:
+    """Create and run a SelfScore batch (or resume ``resume``) on ``runtime``'s models."""
+    config = runtime.config
     writer, reader = StoreWriter(config.store), StoreReader(config.store, must_exist=False)
-    own_runtime = runtime is None
-    runtime = runtime or Runtime(config, chat_models)
     try:
         batch = SelfScoreBatch(runtime, writer, reader, on_progress)
         run_id = reader.run(resume)["id"] if resume else batch.create_run(dataset)
-        progress = asyncio.run(batch.run(run_id))
-        return run_id, progress
+        return run_id, await batch.run(run_id)
     finally:
-        if own_runtime:
-            runtime.close()
         writer.close()
+
+
+def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,
+                  on_progress: ProgressFn | None = None, chat_models=None) -> tuple[str, Progress]:
+    """Synchronous :func:`arun_selfscore` with its own runtime (stopped at the end).
+
+    ``chat_models`` replaces how role clients are built (tests pass fakes).
+    """
+    with Runtime(config, chat_models) as runtime:
+        return asyncio.run(arun_selfscore(runtime, dataset, resume, on_progress))

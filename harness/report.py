@@ -1,0 +1,68 @@
+"""The run report: summary figures, per-interaction table, model usage, judge sanity."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.scoring import summarize
+from store import StoreReader
+
+
+def _fmt(v: Any, digits: int = 2) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | None = None) -> str:
+    run = reader.run(run_id)
+    figures = [s["figures"] for s in reader.scores(run_id)]
+    interactions = reader.interactions(run_id)
+    summary = summarize(figures)
+    failed = [i for i in interactions if i["status"] == "failed"]
+    models = run["models"]
+    lines = [
+        f"# SelfScore run {run['id']}", "",
+        f"- name: `{run['name']}` (agent_complexity_judge)",
+        f"- dataset: {run['dataset']} (sha256 {run['dataset_sha256'][:12]}), "
+        f"{len(interactions)} interactions, status {run['status']}",
+        f"- models: " + ", ".join(f"{r}={m}" for r, m in models.items()),
+        f"- prompt version {run['prompt_version']}, scorer version {run['scorer_version']}, "
+        f"formula {run['config'].get('scoring', {}).get('formula', 'paper')}, code {run['code_version']}",
+        "", "## Summary", "",
+        "| figure | value |", "|---|---|",
+    ]
+    for key, value in summary.items():
+        lines.append(f"| {key} | {_fmt(value)} |")
+    if failed:
+        lines += ["", f"{len(failed)} interaction(s) failed and are not scored; "
+                  f"finish them with `deskbench run --resume {run_id}`:"]
+        lines += [f"- {i['task_id']}: {i['error']}" for i in failed]
+    lines += ["", "## Interactions", "",
+              "| task | turns | stop | solved | CT | EH | TK | WC | user h. | agent h. | quality | final |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for f in figures:
+        lines.append("| " + " | ".join(_fmt(f.get(k)) for k in (
+            "task_id", "turns", "stop_reason", "solved", "critical_thinking", "error_handling",
+            "topic_knowledge", "weighted_complexity", "avg_user_helpfulness",
+            "avg_agent_helpfulness", "quality", "final_score")) + " |")
+    lines += ["", "## Model calls", "", "| role | model | calls | input tokens | output tokens | s | errors |",
+              "|---|---|---|---|---|---|---|"]
+    for c in reader.llm_call_totals(run_id):
+        lines.append(f"| {c['role']} | {c['model']} | {c['calls']} | {c['input_tokens']} | "
+                     f"{c['output_tokens']} | {_fmt((c['latency_ms'] or 0) / 1000, 1)} | {c['errors']} |")
+    if sanity_lines:
+        lines += ["", "## Judge sanity", "", "```", *sanity_lines, "```"]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(reader: StoreReader, run_id: str, out_dir: Path,
+                 sanity_lines: list[str] | None = None) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "report.md"
+    path.write_text(report_markdown(reader, run_id, sanity_lines), encoding="utf-8")
+    return path

@@ -1,0 +1,373 @@
+"""Scoring help-desk transcripts made elsewhere (human threads, other harnesses, live logs).
+
+Input is JSONL, one interaction per line::
+
+    {"id": str, "question": str, "problem": str?,
+     "complexity": {"critical_thinking": int, "error_handling": int, "topic_knowledge": int}?,
+     "turns": [{"user": str, "agent": str, "user_helpfulness": int?, "agent_helpfulness": int?,
+                "solved": bool?, "input_tokens": int?, "output_tokens": int?, "cost": float?}]}
+
+Only what is missing (absent or ``null``) is judged, with the same judges and prompts as a
+SelfScore run. A judgment that fails stays ``None`` and is counted, never defaulted. Other
+fields, of an interaction or of a turn, are kept in the output under their own names.
+
+Each output line is the input line with the figures of :func:`harness.scoring.score_interaction`
+added (the export fields of :data:`harness.scoring.EXPORT_FIELDS`, except that the number of
+turns is ``n_turns`` because ``turns`` keeps the list of turns), the provenance of the scores,
+and a ``judged`` map (field -> ``"ok"`` or ``"failed"``) at the top and in each turn naming
+what was judged by this call. Output lines are valid input: re-scoring one with
+``no_judge=True`` reproduces its figures. Fields this module writes replace input fields of
+the same name.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+from langchain_core.messages import HumanMessage
+
+from graphs.protocols import Judgment, Message, Problem
+from harness import prompts
+from harness.compose import Runtime
+from harness.judges import SelfScoreJudges, judge_complexity
+from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
+
+COMPLEXITY_KEYS = ("critical_thinking", "error_handling", "topic_knowledge")
+TURN_JUDGMENTS = ("user_helpfulness", "agent_helpfulness", "solved")
+KINDS = ("complexity", "problem", *TURN_JUDGMENTS)
+MAX_LISTED = 10
+
+
+class TranscriptError(ValueError):
+    """A transcript file that cannot be scored; the message names each line and field."""
+
+
+def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None,
+                      no_judge: bool = False, formula: str = "paper",
+                      weights: Sequence[float] = (0.5, 0.4, 0.1),
+                      concurrency: int = 4) -> dict[str, Any]:
+    """Score the interactions of a JSONL transcript file and write one JSONL row each.
+
+    Every line is validated before anything is judged; the output is written atomically
+    (a temporary file renamed over ``out``), so on any error no output file is left behind.
+
+    Args:
+        path: input JSONL file.
+        out: output JSONL file (replaced if it exists).
+        runtime: provides the ``extractor``, ``complexity`` and ``judge`` roles; may be None
+            with ``no_judge`` or when nothing is missing.
+        no_judge: never call a model; any missing value is an error.
+        formula: ``paper`` (default) or ``agent_only``, see :mod:`harness.scoring`.
+        weights: CT, EH, TK weights of the weighted complexity.
+        concurrency: most model calls in flight at once.
+
+    Returns:
+        ``count`` (interactions), ``scored`` (with a final score), ``judged`` and ``failed``
+        (per kind: complexity, problem, user_helpfulness, agent_helpfulness, solved),
+        ``failed_judgments`` (total) and ``out`` (the written path).
+
+    Raises:
+        TranscriptError: malformed lines, or missing values with ``no_judge`` or no runtime.
+        ValueError: an unknown formula, weights that are not three numbers, concurrency < 1.
+    """
+    if formula not in FORMULAS:
+        raise ValueError(f"unknown formula {formula!r}; choose one of {', '.join(FORMULAS)}")
+    if len(weights) != 3:
+        raise ValueError("weights must be three numbers (CT, EH, TK)")
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    path, out = Path(path), Path(out)
+    rows = read_transcripts(path)
+    if no_judge or runtime is None:
+        why = "required with --no-judge" if no_judge else "no runtime given to judge it"
+        problems = [f"line {n}: {field} is missing ({why})"
+                    for n, row in rows for field in missing_fields(row)]
+        _raise_if(problems, path)
+    judging = _Judging(runtime, concurrency) if runtime is not None and not no_judge else None
+    records = [_start_record(row) for _, row in rows]
+    if judging is not None:
+        asyncio.run(judging.fill_all(records))
+    models = {role: runtime.config.role(role).model if runtime is not None else None
+              for role in ("judge", "complexity")}
+    output = [_output_row(r, formula, weights, models) for r in records]
+    _write_jsonl_atomic(out, output)
+    judged = judging.judged if judging else Counter()
+    failed = judging.failed if judging else Counter()
+    return {"count": len(output), "scored": sum(r["final_score"] is not None for r in output),
+            "judged": {k: judged[k] for k in KINDS}, "failed": {k: failed[k] for k in KINDS},
+            "failed_judgments": sum(failed.values()), "out": str(out)}
+
+
+# --- reading and validation -------------------------------------------------------------------
+
+def read_transcripts(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The ``(line number, row)`` pairs of a transcript file, blank lines skipped.
+
+    Raises:
+        TranscriptError: listing every malformed line and field (the first ten).
+    """
+    rows: list[tuple[int, dict[str, Any]]] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    with open(path, encoding="utf-8") as f:
+        for n, text in enumerate(f, start=1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                problems.append(f"line {n}: not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            errors = validate_row(row)
+            problems += [f"line {n}: {e}" for e in errors]
+            if errors:
+                continue
+            if row["id"] in seen:
+                problems.append(f"line {n}: id {row['id']!r} duplicates line {seen[row['id']]}")
+                continue
+            seen[row["id"]] = n
+            rows.append((n, row))
+    if not rows and not problems:
+        problems.append("no interactions (the file is empty)")
+    _raise_if(problems, path)
+    return rows
+
+
+def validate_row(row: Any) -> list[str]:
+    """What is wrong with one parsed line, as ``field: problem`` texts (empty if valid)."""
+    if not isinstance(row, dict):
+        return [f"expected a JSON object, got {_json_type(row)}"]
+    errors = [e for key in ("id", "question") for e in _check_text(row, key, key, required=True)]
+    errors += _check_text(row, "problem", "problem", required=False)
+    complexity = row.get("complexity")
+    if complexity is not None:
+        if not isinstance(complexity, dict):
+            errors.append(f"complexity must be an object, got {_json_type(complexity)}")
+        else:
+            for key in COMPLEXITY_KEYS:
+                if complexity.get(key) is None:
+                    errors.append(f"complexity.{key} is missing")
+                else:
+                    errors += _check_number(complexity[key], f"complexity.{key}", 1, 10)
+    turns = row.get("turns")
+    if turns is None:
+        return errors + ["turns is missing"]
+    if not isinstance(turns, list):
+        return errors + [f"turns must be a list, got {_json_type(turns)}"]
+    if not turns:
+        return errors + ["turns is empty (an interaction needs at least one turn)"]
+    for i, turn in enumerate(turns):
+        where = f"turns[{i}]"
+        if not isinstance(turn, dict):
+            errors.append(f"{where} must be an object, got {_json_type(turn)}")
+            continue
+        for key in ("user", "agent"):
+            errors += _check_text(turn, key, f"{where}.{key}", required=True, allow_empty=True)
+        for key in ("user_helpfulness", "agent_helpfulness"):
+            if turn.get(key) is not None:
+                errors += _check_number(turn[key], f"{where}.{key}", 1, 10)
+        if turn.get("solved") is not None and not isinstance(turn["solved"], bool):
+            errors.append(f"{where}.solved must be true or false, got {_json_type(turn['solved'])}")
+        for key in ("input_tokens", "output_tokens"):
+            if turn.get(key) is not None:
+                errors += _check_number(turn[key], f"{where}.{key}", 0, None)
+        if turn.get("cost") is not None:
+            errors += _check_number(turn["cost"], f"{where}.cost", 0, None, integer=False)
+    return errors
+
+
+def missing_fields(row: dict[str, Any]) -> list[str]:
+    """The judged values a valid row lacks, as field paths (``turns[i]`` counts from 0).
+
+    The problem statement is not listed: it is only needed to judge a missing ``solved``.
+    """
+    missing = ["complexity"] if row.get("complexity") is None else []
+    return missing + [f"turns[{i}].{key}" for i, turn in enumerate(row["turns"])
+                      for key in TURN_JUDGMENTS if turn.get(key) is None]
+
+
+def _check_text(row: dict, key: str, where: str, required: bool,
+                allow_empty: bool = False) -> list[str]:
+    value = row.get(key)
+    if value is None:
+        return [f"{where} is missing"] if required else []
+    if not isinstance(value, str):
+        return [f"{where} must be a string, got {_json_type(value)}"]
+    if not allow_empty and not value.strip():
+        return [f"{where} is empty"]
+    return []
+
+
+def _check_number(value: Any, where: str, low: float, high: float | None,
+                  integer: bool = True) -> list[str]:
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        return [f"{where} must be {'an integer' if integer else 'a number'}, got {_json_type(value)}"]
+    if value < low or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        return [f"{where} is {value}, must be {bounds}"]
+    return []
+
+
+def _json_type(value: Any) -> str:
+    for kind, name in ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"),
+                       (list, "a list"), (dict, "an object")):
+        if isinstance(value, kind):
+            return f"{name} ({json.dumps(value)[:40]})" if kind in (str, int, float) else name
+    return "null" if value is None else type(value).__name__
+
+
+def _raise_if(problems: list[str], path: Path) -> None:
+    if not problems:
+        return
+    shown = problems[:MAX_LISTED]
+    more = len(problems) - len(shown)
+    raise TranscriptError(f"{path}: {len(problems)} problem(s); nothing was written:\n  "
+                          + "\n  ".join(shown) + (f"\n  ... and {more} more" if more else ""))
+
+
+# --- judging what is missing ------------------------------------------------------------------
+
+def _start_record(row: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an input row that judging fills in; ``judged`` markers start empty."""
+    record = {**row, "judged": {}, "judge_errors": {}}
+    record["turns"] = [{**turn, "judged": {}} for turn in row["turns"]]
+    return record
+
+
+def _history(turns: list[dict[str, Any]], upto: int, with_agent: bool) -> list[Message]:
+    """The conversation up to turn ``upto``'s user message, or its agent message."""
+    history = [m for t in turns[:upto] for m in (Message("user", t["user"]), Message("agent", t["agent"]))]
+    history.append(Message("user", turns[upto]["user"]))
+    if with_agent:
+        history.append(Message("agent", turns[upto]["agent"]))
+    return history
+
+
+class _Judging:
+    """Fills in the missing values of many records, at most ``concurrency`` calls at once."""
+
+    def __init__(self, runtime: Runtime, concurrency: int):
+        self.runtime = runtime  # role clients are made on first use: that may start a server
+        self.concurrency = concurrency
+        self.judged: Counter[str] = Counter()
+        self.failed: Counter[str] = Counter()
+
+    async def fill_all(self, records: list[dict[str, Any]]) -> None:
+        self.slots = asyncio.Semaphore(self.concurrency)
+        await asyncio.gather(*(self.fill(r) for r in records))
+
+    async def fill(self, record: dict[str, Any]) -> None:
+        """Judge everything ``record`` lacks; the problem first where a solved-check needs it."""
+        turns = record["turns"]
+        jobs = []
+        if record.get("complexity") is None:
+            jobs.append(self._complexity(record))
+        problem_job = None
+        if not record.get("problem") and any(t.get("solved") is None for t in turns):
+            problem_job = asyncio.ensure_future(self._problem(record))
+            jobs.append(problem_job)
+        for i, turn in enumerate(turns):
+            jobs += [self._turn(record, i, key, problem_job)
+                     for key in TURN_JUDGMENTS if turn.get(key) is None]
+        await asyncio.gather(*jobs)
+
+    async def _complexity(self, record: dict[str, Any]) -> None:
+        summary, error = await self._extract("summary", record["question"])
+        if summary is None:
+            self._record(record, None, "complexity", None, f"summary: {error}")
+            return
+        async with self.slots:
+            judgment = await judge_complexity(self.runtime.structured_judge("complexity"), summary)
+        self._record_judgment(record, None, "complexity", judgment)
+
+    async def _problem(self, record: dict[str, Any]) -> None:
+        statement, error = await self._extract("problem", record["question"])
+        self._record(record, None, "problem", statement, error)
+
+    async def _turn(self, record: dict[str, Any], i: int, key: str, problem_job) -> None:
+        if key == "solved" and problem_job is not None:
+            await problem_job  # outside the semaphore: the extraction needs a slot itself
+            if record.get("problem") is None:
+                self._record(record, i, key, None, "no problem statement (its extraction failed)")
+                return
+        problem = Problem(record["id"], record["question"], None, record.get("problem"))
+        judges = SelfScoreJudges(self.runtime.structured_judge("judge"))
+        history = _history(record["turns"], i, with_agent=key != "user_helpfulness")
+        async with self.slots:
+            if key == "user_helpfulness":
+                judgment = await judges.user_helpfulness(problem, history, first_turn=i == 0)
+            elif key == "agent_helpfulness":
+                judgment = await judges.agent_helpfulness(problem, history)
+            else:
+                judgment = await judges.solved(problem, history)
+        self._record_judgment(record, i, key, judgment)
+
+    async def _extract(self, kind: str, question: str) -> tuple[str | None, str | None]:
+        """The extractor's ``summary`` or ``problem`` text, or ``(None, error)``."""
+        template = prompts.SUMMARY_PROMPT if kind == "summary" else prompts.PROBLEM_PROMPT
+        extractor = self.runtime.client("extractor")  # a configuration error is raised
+        try:
+            async with self.slots:
+                text, _call = await extractor.complete(
+                    [HumanMessage(template.format(question=question))], f"extractor:{kind}")
+        except Exception as exc:  # recorded as a failed judgment, never defaulted
+            return None, f"{type(exc).__name__}: {exc}"[:500]
+        text = text.strip()
+        return (text, None) if text else (None, f"the extractor returned an empty {kind}")
+
+    def _record_judgment(self, record: dict, turn: int | None, key: str, judgment: Judgment) -> None:
+        self._record(record, turn, key, judgment.value if judgment.ok else None,
+                     None if judgment.ok else judgment.error or "judgment failed")
+
+    def _record(self, record: dict, turn: int | None, key: str, value: Any, error: str | None) -> None:
+        target = record if turn is None else record["turns"][turn]
+        target[key] = value
+        target["judged"][key] = "ok" if error is None else "failed"
+        (self.judged if error is None else self.failed)[key] += 1
+        if error is not None:
+            record["judge_errors"][key if turn is None else f"turns[{turn}].{key}"] = error
+
+
+# --- output -----------------------------------------------------------------------------------
+
+def _output_row(record: dict[str, Any], formula: str, weights: Sequence[float],
+                models: dict[str, str | None]) -> dict[str, Any]:
+    """Figures and provenance first, then the (filled-in) input fields."""
+    turns = record["turns"]
+    stop = "solved" if turns[-1].get("solved") else "transcript_end"
+    figures = score_interaction(record.get("complexity"), turns, stop, formula, weights)
+    figures["interaction_id"] = record["id"]
+    judged_turns = any(t["judged"] for t in turns)
+    row: dict[str, Any] = {"id": record["id"]}
+    row.update({("n_turns" if k == "turns" else k): figures[k] for k in EXPORT_FIELDS})
+    row.update({
+        "formula": formula, "weights": list(weights),
+        "failed_judgments": sum(v == "failed" for m in (record, *turns) for v in m["judged"].values()),
+        "judge_model": models["judge"] if judged_turns else None,
+        "complexity_model": models["complexity"] if "complexity" in record["judged"] else None,
+        "prompt_version": prompts.PROMPT_VERSION, "scorer_version": SCORER_VERSION,
+    })
+    for key in ("question", "problem", "complexity", "turns", "judged", "judge_errors"):
+        row[key] = record.get(key)
+    for key, value in record.items():  # the input's other fields, under their own names
+        row.setdefault(key, value)
+    return row
+
+
+def _write_jsonl_atomic(out: Path, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` to a temporary file beside ``out``, then rename it over ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
