@@ -18,6 +18,7 @@ from time import perf_counter
 from typing import Callable, Optional
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command
 
 from graphs.protocols import Agent, Message, TurnCost, TurnJudges, TurnSink, User
 from graphs.state import TurnLoopState
@@ -38,13 +39,13 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         turn_quality: (user helpfulness, agent helpfulness) -> quality of the turn.
     """
 
-    async def user_turn(state: TurnLoopState) -> dict:
+    async def user_turn(state: TurnLoopState) -> Command:
         started = perf_counter()
         reply = await user.respond(state["problem"], state["history"], state["turn_index"])
         if reply.text is None:
-            return {"user_reply": reply, "stop_reason": "user_ended"}
-        return {"user_reply": reply, "turn_started": started,
-                "history": [Message("user", reply.text)]}
+            return Command(update={"user_reply": reply, "stop_reason": "user_ended"}, goto=END)
+        return Command(update={"user_reply": reply, "turn_started": started,
+                               "history": [Message("user", reply.text)]}, goto="judge_user")
 
     async def judge_user(state: TurnLoopState) -> dict:
         judgment = await judges.user_helpfulness(
@@ -63,7 +64,7 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         return {"judgments": [*state["judgments"], helpful, solved],
                 "solved": bool(solved.ok and solved.value)}
 
-    async def record_turn(state: TurnLoopState) -> dict:
+    async def record_turn(state: TurnLoopState) -> Command:
         turn = state["turn_index"]
         judgments = state["judgments"]
         scores = {j.kind: j.value for j in judgments if j.ok}
@@ -77,27 +78,20 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
             quality, cost.turn_cost(calls), (perf_counter() - state["turn_started"]) * 1000.0,
         )
         stop = "solved" if state["solved"] else ("max_turns" if turn >= state["max_turns"] else None)
-        return {"turn_index": turn + 1, "judgments": [], "user_reply": None,
-                "agent_reply": None, "solved": None, "stop_reason": stop}
-
-    async def after_user(state: TurnLoopState) -> str:
-        return END if state.get("stop_reason") else "judge_user"
-
-    async def after_record(state: TurnLoopState) -> str:
-        return END if state.get("stop_reason") else "user_turn"
+        return Command(update={"turn_index": turn + 1, "judgments": [], "user_reply": None,
+                               "agent_reply": None, "solved": None, "stop_reason": stop},
+                       goto=END if stop else "user_turn")
 
     graph = StateGraph(TurnLoopState)
-    graph.add_node("user_turn", user_turn)
+    graph.add_node("user_turn", user_turn, destinations=("judge_user", END))
     graph.add_node("judge_user", judge_user)
     graph.add_node("agent_turn", agent_turn)
     graph.add_node("judge_agent", judge_agent)
-    graph.add_node("record_turn", record_turn)
+    graph.add_node("record_turn", record_turn, destinations=("user_turn", END))
     graph.add_edge(START, "user_turn")
-    graph.add_conditional_edges("user_turn", after_user, ["judge_user", END])
     graph.add_edge("judge_user", "agent_turn")
     graph.add_edge("agent_turn", "judge_agent")
     graph.add_edge("judge_agent", "record_turn")
-    graph.add_conditional_edges("record_turn", after_record, ["user_turn", END])
     return graph.compile()
 
 

