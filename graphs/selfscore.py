@@ -45,7 +45,8 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         if reply.text is None:
             return Command(update={"user_reply": reply, "stop_reason": "user_ended"}, goto=END)
         return Command(update={"user_reply": reply, "turn_started": started,
-                               "history": [Message("user", reply.text)]}, goto="judge_user")
+                               "history": [Message("user", reply.text)]},
+                       goto=END if state.get("stop_reason") else "judge_user")
 
     async def judge_user(state: TurnLoopState) -> dict:
         judgment = await judges.user_helpfulness(
@@ -82,6 +83,11 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
                                "agent_reply": None, "solved": None, "stop_reason": stop},
                        goto=END if stop else "user_turn")
 
+    # The two branching nodes route themselves with ``Command(goto=...)`` rather than through
+    # conditional edges: same graph (``destinations`` declares the same edges), same steps, but
+    # no router runnable per branch. A plain-function router is run by LangGraph in a worker
+    # thread (``run_in_executor``) under its own callback run, which cost about 0.5 ms a turn
+    # and, with many conversations, queued on the default thread pool.
     graph = StateGraph(TurnLoopState)
     graph.add_node("user_turn", user_turn, destinations=("judge_user", END))
     graph.add_node("judge_user", judge_user)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphs.protocols import Judgment, LLMCall, Message, Problem
 from harness import prompts
 from harness.llm import RoleClient
-from harness.transcript import render_conversation
+from harness.transcript import LABELS, render_conversation
 
 Score = Field(ge=1, le=10)
 Reason = Field(max_length=400)
@@ -26,13 +26,6 @@ class _Verdict(BaseModel):
 
 
 class HelpfulnessVerdict(_Verdict):
-    reason: str = Reason
-    score: int = Score
-
-
-class AgentHelpfulnessVerdict(_Verdict):
-    on_topic: bool
-    actionable: bool
     reason: str = Reason
     score: int = Score
 
@@ -108,9 +101,13 @@ def _short_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _judge_messages(problem: Problem, history: Sequence[Message], task: str) -> list[BaseMessage]:
-    return [SystemMessage(prompts.JUDGE_SYSTEM),
-            HumanMessage(render_conversation(history) + "\n\n" + task)]
+def judge_messages(history: Sequence[Message], task: str) -> list[BaseMessage]:
+    """The conversation so far, the latest message on its own, then the task."""
+    *earlier, latest = history
+    text = (render_conversation(earlier) + "\n\n"
+            + prompts.LATEST_MESSAGE.format(label=LABELS[latest.role], text=latest.content)
+            + "\n\n" + task)
+    return [SystemMessage(prompts.JUDGE_SYSTEM), HumanMessage(text)]
 
 
 class SelfScoreJudges:
@@ -122,24 +119,24 @@ class SelfScoreJudges:
     async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
                                first_turn: bool) -> Judgment:
         task = prompts.USER_HELPFULNESS_FIRST if first_turn else prompts.USER_HELPFULNESS_LATER
-        return await self.judge.judge("user_helpfulness", _judge_messages(problem, history, task),
+        return await self.judge.judge("user_helpfulness", judge_messages(history, task),
                                       HelpfulnessVerdict, lambda v: v.score)
 
     async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         return await self.judge.judge("agent_helpfulness",
-                                      _judge_messages(problem, history, prompts.AGENT_HELPFULNESS),
-                                      AgentHelpfulnessVerdict, lambda v: v.score)
+                                      judge_messages(history, prompts.AGENT_HELPFULNESS),
+                                      HelpfulnessVerdict, lambda v: v.score)
 
     async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         statement = problem.problem_statement or problem.question
         task = prompts.SOLVED_CHECK.format(problem=statement)
-        return await self.judge.judge("solved", _judge_messages(problem, history, task),
+        return await self.judge.judge("solved", judge_messages(history, task),
                                       SolvedVerdict, lambda v: v.solved)
 
 
 async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:
     """Complexity (CT, EH, TK) of a problem from its summarized question."""
-    messages = [SystemMessage(prompts.JUDGE_SYSTEM.split(" The conversation")[0]),
+    messages = [SystemMessage(prompts.COMPLEXITY_SYSTEM),
                 HumanMessage(prompts.COMPLEXITY.format(summary=summary))]
     return await judge.judge(
         "complexity", messages, ComplexityVerdict,

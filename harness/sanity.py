@@ -98,9 +98,13 @@ class SanityReport:
             out.append(f"  helpfulness pair {i + 1}: helpful {good} vs useless {bad}"
                        + ("" if good is not None and bad is not None and good > bad else "  <-- wrong order"))
         for i, (easy, hard) in enumerate(self.complexity_pairs):
-            out.append(f"  complexity pair {i + 1}: easy {easy} vs hard {hard}"
+            out.append(f"  complexity pair {i + 1}: easy {_fmt(easy)} vs hard {_fmt(hard)}"
                        + ("" if easy is not None and hard is not None and hard > easy else "  <-- wrong order"))
         return out
+
+
+def _fmt(value: float | None) -> str:
+    return "failed" if value is None else f"{value:.1f}"
 
 
 async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,

@@ -40,8 +40,9 @@ class ScriptedChatModel(BaseChatModel):
 
 
 def agent_turns(messages: list[BaseMessage]) -> int:
-    """How many AGENT messages the judged conversation holds."""
-    return len(re.findall(r"^AGENT:", str(messages[-1].content), re.M))
+    """How many AGENT messages the judged conversation holds (earlier ones and the latest)."""
+    text = str(messages[-1].content)
+    return len(re.findall(r"^AGENT:", text, re.M)) + text.count("The latest AGENT message")
 
 
 def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later: int = 5,
@@ -63,13 +64,12 @@ def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later:
                 ct, eh, tk = complexity
                 return json.dumps({"reason": "moderate", "critical_thinking": ct,
                                    "error_handling": eh, "topic_knowledge": tk})
-            if "FIRST message" in last:
+            if "is the initial question" in last:
                 return json.dumps({"reason": "clear", "score": user_first})
-            if "LAST USER message" in last:
+            if "rate the latest USER message" in last:
                 return json.dumps({"reason": "ok", "score": user_later})
-            if "LAST AGENT message" in last:
-                return json.dumps({"on_topic": True, "actionable": True, "reason": "good",
-                                   "score": agent_score})
+            if "the latest AGENT message is for solving" in last:
+                return json.dumps({"reason": "good", "score": agent_score})
             if "actually solved" in last:
                 solved = solve_at is not None and agent_turns(messages) >= solve_at
                 return json.dumps({"reason": "checked", "solved": solved})

@@ -98,8 +98,8 @@ def test_failed_judgment_is_recorded_and_never_defaulted(tmp_path, tasks_file):
         inner = base(role)
 
         def respond(messages, kwargs):
-            if role == "judge" and "LAST AGENT message" in str(messages[-1].content):
-                return '{"on_topic": true, "actionable": true, "reason": "x", "score": 42}'
+            if role == "judge" and "the latest AGENT message is for solving" in str(messages[-1].content):
+                return '{"reason": "x", "score": 42}'
             return inner(messages, kwargs)
         return respond
     cfg = make_config(tmp_path, max_turns=2, judge_retries=2)

@@ -143,7 +143,7 @@ def test_only_missing_values_are_judged(tmp_path, runtime_for):
     solved_checks = [p for p in prompts_sent if "actually solved" in p]
     assert any("<problem>The printer is offline.</problem>" in p for p in solved_checks)
     assert any("<problem>The wifi driver crashes.</problem>" in p for p in solved_checks)
-    later_user = next(p for p in prompts_sent if "LAST USER message" in p)
+    later_user = next(p for p in prompts_sent if "rate the latest USER message" in p)
     assert "Updated, still drops." in later_user and "Disable power saving." not in later_user
 
 
