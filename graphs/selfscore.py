@@ -46,7 +46,7 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
             return Command(update={"user_reply": reply, "stop_reason": "user_ended"}, goto=END)
         return Command(update={"user_reply": reply, "turn_started": started,
                                "history": [Message("user", reply.text)]},
-                       goto=END if state.get("stop_reason") else "judge_user")
+                       goto="judge_user")
 
     async def judge_user(state: TurnLoopState) -> dict:
         judgment = await judges.user_helpfulness(
