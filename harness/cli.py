@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.config import FAST_EMBEDDED_MODEL, ROLES, Config, ConfigError, load_config
 
 console = Console(stderr=True)
-out = Console()
+out = Console(soft_wrap=True)
 
 ROLE_HELP = ("override one role setting, ROLE.KEY=VALUE (repeatable), e.g. "
              "judge.base_url=http://host:8000/v1 judge.model=Qwen2.5-7B-Instruct "
@@ -124,8 +124,7 @@ async def _sanity(runtime, pairs: int) -> list[str]:
     report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
                               pairs, max(1, pairs // 2), runtime.config.run.concurrency)
     lines = report.lines()
-    for line in lines:
-        out.print(line, highlight=False)
+    print("\n".join(lines), flush=True)
     return lines
 
 
@@ -138,11 +137,11 @@ def _finish(config: Config, run_id: str, progress, sanity_lines, out_dir: str | 
     target = Path(out_dir) if out_dir else Path(config.store).parent / run_id
     report_path = write_report(reader, run_id, target, sanity_lines)
     files = export_run(reader, run_id, target)
-    out.print(report_markdown(reader, run_id, sanity_lines), highlight=False, markup=False)
-    out.print(f"Store:   {Path(config.store).resolve()}")
-    out.print(f"Run:     {run_id}")
-    out.print(f"Report:  {report_path.resolve()}")
-    out.print("Exports: " + ", ".join(str(f.resolve()) for f in files))
+    print(report_markdown(reader, run_id, sanity_lines))
+    print(f"Store:   {Path(config.store).resolve()}")
+    print(f"Run:     {run_id}")
+    print(f"Report:  {report_path.resolve()}")
+    print("Exports: " + ", ".join(str(f.resolve()) for f in files))
     if progress.failed:
         out.print(f"{progress.failed} interaction(s) failed; finish them with "
                   f"`deskbench run --store {config.store} --resume {run_id}`.")

@@ -18,7 +18,7 @@ from harness.llm import RoleClient
 from harness.transcript import LABELS, render_conversation
 
 Score = Field(ge=1, le=10)
-Reason = Field(max_length=400)
+Reason = Field(max_length=200)  # bounds the judge's output tokens (JSON-schema maxLength)
 
 
 class _Verdict(BaseModel):

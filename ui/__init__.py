@@ -1,0 +1,1 @@
+"""Gradio pages (see ui/README.md)."""
