@@ -5,12 +5,19 @@ the solved-check. A task that brings its own ``problem`` skips extraction.
 """
 from __future__ import annotations
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall
 from harness import prompts
 from harness.llm import RoleClient
 from store import StoreReader, StoreWriter
+
+
+def extraction_messages(kind: str, question: str) -> list[BaseMessage]:
+    """The extractor's prompt for the ``summary`` or the ``problem`` of a question."""
+    system, template = ((prompts.SUMMARY_SYSTEM, prompts.SUMMARY_PROMPT) if kind == "summary"
+                        else (prompts.PROBLEM_SYSTEM, prompts.PROBLEM_PROMPT))
+    return [SystemMessage(system), HumanMessage(template.format(question=question))]
 
 
 async def preprocessed_text(kind: str, problem_id: str, question: str, extractor: RoleClient,
@@ -20,9 +27,7 @@ async def preprocessed_text(kind: str, problem_id: str, question: str, extractor
     cached = reader.preprocessing(problem_id, kind, model, version)
     if cached is not None:
         return cached, []
-    template = prompts.SUMMARY_PROMPT if kind == "summary" else prompts.PROBLEM_PROMPT
-    text, call = await extractor.complete([HumanMessage(template.format(question=question))],
-                                          f"extractor:{kind}")
+    text, call = await extractor.complete(extraction_messages(kind, question), f"extractor:{kind}")
     text = text.strip()
     if not text:
         raise RuntimeError(f"The extractor returned an empty {kind} for problem {problem_id}.")

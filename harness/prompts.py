@@ -7,13 +7,23 @@ so that the calls of one turn share a cached prompt prefix on llama.cpp.
 """
 from __future__ import annotations
 
-PROMPT_VERSION = "selfscore-p2"
+PROMPT_VERSION = "selfscore-p3"
 
-# --- preprocessing (the paper's prompts, verbatim) ------------------------------------------
-SUMMARY_PROMPT = "Dumb this question down and summarize it in one or two sentence(s): {question}"
+# --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
+# The paper's prompts verbatim made Qwen2.5-Coder-1.5B answer the question instead of
+# summarizing it ("are all https sites legitimate?" -> "No, not all HTTPS sites are
+# legitimate."), which the complexity judge then rated 1/1/1. A system message, the post
+# between tags and "do not answer it" fixed 5 of 6 such LFRQA questions (docs/selfscore.md).
+SUMMARY_SYSTEM = "You rewrite help-desk questions. You never answer them."
+SUMMARY_PROMPT = (
+    "Dumb this question down and summarize it in one or two sentence(s), written as the user's "
+    "question. Do not answer it.\n<question>\n{question}\n</question>"
+)
+PROBLEM_SYSTEM = "You extract the problem a help-desk user has. You never solve it."
 PROBLEM_PROMPT = (
     'Extract a problem statement from this post. For example, "The computer is not plugged in", '
-    'or "The DNS servers are down". Respond with only the problem: {question}'
+    'or "The DNS servers are down". Respond with only the problem, not a solution.'
+    "\n<post>\n{question}\n</post>"
 )
 
 # --- the agent (the paper's plain agent system prompt, verbatim) ----------------------------

@@ -28,12 +28,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from langchain_core.messages import HumanMessage
-
 from graphs.protocols import Judgment, Message, Problem
 from harness import prompts
 from harness.compose import Runtime
 from harness.judges import SelfScoreJudges, judge_complexity
+from harness.preprocess import extraction_messages
 from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
 
 COMPLEXITY_KEYS = ("critical_thinking", "error_handling", "topic_knowledge")
@@ -310,12 +309,11 @@ class _Judging:
 
     async def _extract(self, kind: str, question: str) -> tuple[str | None, str | None]:
         """The extractor's ``summary`` or ``problem`` text, or ``(None, error)``."""
-        template = prompts.SUMMARY_PROMPT if kind == "summary" else prompts.PROBLEM_PROMPT
         extractor = self.runtime.client("extractor")  # a configuration error is raised
         try:
             async with self.slots:
-                text, _call = await extractor.complete(
-                    [HumanMessage(template.format(question=question))], f"extractor:{kind}")
+                text, _call = await extractor.complete(extraction_messages(kind, question),
+                                                       f"extractor:{kind}")
         except Exception as exc:  # recorded as a failed judgment, never defaulted
             return None, f"{type(exc).__name__}: {exc}"[:500]
         text = text.strip()

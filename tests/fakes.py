@@ -59,7 +59,7 @@ def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later:
             if role == "user":
                 return "I tried that and the wifi still drops."
             if role == "extractor":
-                return "Summary: wifi drops." if last.startswith("Dumb") else "The wifi driver crashes."
+                return "Summary: wifi drops." if "Dumb this question down" in last else "The wifi driver crashes."
             if role == "complexity":
                 ct, eh, tk = complexity
                 return json.dumps({"reason": "moderate", "critical_thinking": ct,
