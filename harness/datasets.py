@@ -12,13 +12,11 @@ Built-in sets are referred to by name (``lfrqa_technology``).
 """
 from __future__ import annotations
 
-import gzip
-import hashlib
-import json
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from harness.jsonl import JsonlError, read_jsonl
 
 DATA_DIR = Path(__file__).parent / "data"
 BUILTIN = {"lfrqa_technology": DATA_DIR / "lfrqa_technology" / "tasks.jsonl.gz"}
@@ -56,16 +54,6 @@ def resolve(name_or_path: str) -> tuple[str, Path]:
     return path.stem.removesuffix(".jsonl"), path
 
 
-def _open(path: Path):
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise DatasetError(f"{path}: corrupt gzip file ({exc}). Re-create it or use plain JSONL.") from exc
-    return raw
-
-
 def load_dataset(name_or_path: str) -> Dataset:
     """Load and validate a task set.
 
@@ -74,22 +62,13 @@ def load_dataset(name_or_path: str) -> Dataset:
             to 10 problems are listed with their line numbers.
     """
     name, path = resolve(name_or_path)
-    raw = _open(path)
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start}). Re-save the file as UTF-8.") from exc
+        parsed, problems, digest = read_jsonl(path)
+    except JsonlError as exc:
+        raise DatasetError(str(exc)) from exc
     tasks: list[Task] = []
-    problems: list[str] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {lineno}: not valid JSON ({exc.msg})")
-            continue
+    for lineno, obj in parsed:
         task, err = _task_from(obj)
         if err:
             problems.append(f"line {lineno}: {err}")
@@ -104,7 +83,7 @@ def load_dataset(name_or_path: str) -> Dataset:
                            + more + "\nSee docs/data-formats.md for the task format.")
     if not tasks:
         raise DatasetError(f"{path}: no tasks. Each line must be a JSON object with 'id' and 'question'.")
-    return Dataset(name=name, path=path, sha256=hashlib.sha256(raw).hexdigest(), tasks=tasks)
+    return Dataset(name=name, path=path, sha256=digest, tasks=tasks)
 
 
 def _task_from(obj: Any) -> tuple[Task | None, str | None]:

@@ -32,6 +32,7 @@ from graphs.protocols import Judgment, Message, Problem
 from harness import prompts
 from harness.compose import Runtime
 from harness.judges import SelfScoreJudges, judge_complexity
+from harness.jsonl import JsonlError, read_jsonl
 from harness.preprocess import extraction_messages
 from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
 
@@ -110,27 +111,22 @@ def read_transcripts(path: Path) -> list[tuple[int, dict[str, Any]]]:
     Raises:
         TranscriptError: listing every malformed line and field (the first ten).
     """
+    try:
+        parsed, problems, _digest = read_jsonl(path)
+    except JsonlError as exc:
+        raise TranscriptError(str(exc)) from exc
     rows: list[tuple[int, dict[str, Any]]] = []
-    problems: list[str] = []
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8") as f:
-        for n, text in enumerate(f, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                problems.append(f"line {n}: not valid JSON ({exc.msg} at column {exc.colno})")
-                continue
-            errors = validate_row(row)
-            problems += [f"line {n}: {e}" for e in errors]
-            if errors:
-                continue
-            if row["id"] in seen:
-                problems.append(f"line {n}: id {row['id']!r} duplicates line {seen[row['id']]}")
-                continue
-            seen[row["id"]] = n
-            rows.append((n, row))
+    for n, row in parsed:
+        errors = validate_row(row)
+        problems += [f"line {n}: {e}" for e in errors]
+        if errors:
+            continue
+        if row["id"] in seen:
+            problems.append(f"line {n}: id {row['id']!r} duplicates line {seen[row['id']]}")
+            continue
+        seen[row["id"]] = n
+        rows.append((n, row))
     if not rows and not problems:
         problems.append("no interactions (the file is empty)")
     _raise_if(problems, path)

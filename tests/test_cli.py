@@ -107,3 +107,12 @@ def test_config_file_and_environment(tmp_path, tasks_file, endpoint, monkeypatch
     assert main(["run", "--config", str(cfg), "--dataset", str(tasks_file), "--quiet"]) == 0
     run = StoreReader(tmp_path / "from-file.sqlite").runs()[0]
     assert run["name"] == "from-env" and run["n_interactions"] == 1
+
+
+def test_fast_mode_moves_only_agent_and_user_to_the_small_model():
+    from harness.cli import _build_config, build_parser
+    args = build_parser().parse_args(["run", "--fast"])
+    cfg = _build_config(args)
+    assert cfg.role("agent").model == cfg.role("user").model == "qwen2.5-coder-0.5b"
+    assert {cfg.role(r).model for r in ("judge", "complexity", "extractor")} == {"qwen2.5-coder-1.5b"}
+    assert cfg.role("agent").temperature == 0.3  # the role's other defaults are kept

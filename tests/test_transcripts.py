@@ -300,3 +300,13 @@ def test_concurrency_bounds_the_calls_in_flight(tmp_path, runtime_for):
     summary = score_transcripts(write(tmp_path, rows), tmp_path / "out.jsonl", runtime, concurrency=2)
     assert summary["failed_judgments"] == 0 and summary["judged"]["solved"] == 8
     assert state["max"] == 2
+
+
+def test_unreadable_transcript_files_are_clear_errors(tmp_path):
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes('{"id": "a", "question": "caf\u00e9"}\n'.encode("latin-1"))
+    with pytest.raises(TranscriptError, match="not UTF-8"):
+        score_transcripts(latin, tmp_path / "o.jsonl", None, no_judge=True)
+    with pytest.raises(TranscriptError, match="cannot be read"):
+        score_transcripts(tmp_path / "missing.jsonl", tmp_path / "o.jsonl", None, no_judge=True)
+    assert not (tmp_path / "o.jsonl").exists()
