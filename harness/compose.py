@@ -9,14 +9,14 @@ from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
 
-from graphs.protocols import User
+from graphs.protocols import Agent, LLMCall, User
 from graphs.selfscore import build_selfscore_graph
 from harness.config import Config, ModelSpec
 from harness.cost import AgentTurnCost
 from harness.engine import EngineManager
 from harness.judges import SelfScoreJudges, StructuredJudge
 from harness.llm import RoleClient, chat_model_for
-from harness.participants import PlainAgent, ScriptedUser, SimulatedUser
+from harness.participants import PlainAgent, ScriptedAgent, ScriptedUser, SimulatedUser
 from harness.scoring import turn_quality
 
 ChatModelFactory = Callable[[str, ModelSpec], BaseChatModel]
@@ -50,12 +50,19 @@ class Runtime:
             return ScriptedUser(scripts)
         return SimulatedUser(self.client("user"))
 
-    def selfscore_graph(self, user: User, sink):
+    def agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]]) -> Agent:
+        """The configured agent: the paper's plain agent, or replayed replies (a human
+        baseline's, or a stored run's when re-judging)."""
+        if self.config.run.agent in ("human", "replay"):
+            return ScriptedAgent(replies, calls)
+        return PlainAgent(self.client("agent"))
+
+    def selfscore_graph(self, user: User, agent: Agent, sink):
         cfg = self.config
         return build_selfscore_graph(
-            user=user, agent=PlainAgent(self.client("agent")),
-            judges=SelfScoreJudges(self.structured_judge("judge")),
+            user=user, agent=agent, judges=SelfScoreJudges(self.structured_judge("judge")),
             cost=AgentTurnCost(cfg.cost, cfg.role("agent")), sink=sink, turn_quality=turn_quality,
+            stop_on_solved=cfg.run.stop_on_solved,
         )
 
     def close(self) -> None:
@@ -68,6 +75,8 @@ class Runtime:
         self.close()
 
 
-def run_name(config: Config) -> str:
-    """The paper's ``<agent model>_<complexity model>_<judge model>``."""
-    return "_".join(config.role(r).label() for r in ("agent", "complexity", "judge"))
+def run_name(config: Config, agent_label: str | None = None) -> str:
+    """The paper's ``<agent model>_<complexity model>_<judge model>`` (``human_...`` for a
+    human baseline)."""
+    agent = agent_label or ("human" if config.run.agent == "human" else config.role("agent").label())
+    return "_".join([agent, config.role("complexity").label(), config.role("judge").label()])

@@ -99,6 +99,10 @@ class RunConfig(_Strict):
     name: str | None = None
     judge_retries: int = Field(2, ge=0, le=10)
     user: Literal["llm", "scripted"] = "llm"
+    agent: Literal["plain", "human", "replay"] = Field(
+        "plain", description="plain: the paper's agent; human: replay each task's agent_replies "
+        "(human baseline); replay: a stored run's replies (set by rejudge)")
+    stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
 
 
 class Config(_Strict):

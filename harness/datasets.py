@@ -6,6 +6,7 @@ One JSON object per line (``.jsonl`` or ``.jsonl.gz``)::
      "reference_answer": "...",            # optional, never shown to the agent
      "problem": "The router's DHCP lease is too short",   # optional: skips problem extraction
      "followups": ["It is Ubuntu 22.04", "..."],          # optional: script for --user scripted
+     "agent_replies": ["Try ...", "..."],                  # optional: a human agent's replies (--agent human)
      "metadata": {...}}                                     # optional, kept as is
 
 Built-in sets are referred to by name (``lfrqa_technology``).
@@ -33,6 +34,7 @@ class Task:
     reference_answer: str | None = None
     problem: str | None = None
     followups: list[str] = field(default_factory=list)
+    agent_replies: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -100,10 +102,14 @@ def _task_from(obj: Any) -> tuple[Task | None, str | None]:
     for key in ("reference_answer", "problem"):
         if obj.get(key) is not None and not isinstance(obj[key], str):
             return None, f"field '{key}' must be a string"
-    fu = obj.get("followups", [])
-    if not isinstance(fu, list) or not all(isinstance(x, str) for x in fu):
-        return None, "field 'followups' must be a list of strings"
+    scripts = {}
+    for key in ("followups", "agent_replies"):
+        value = obj.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            return None, f"field '{key}' must be a list of strings"
+        scripts[key] = value
     md = obj.get("metadata", {})
     if not isinstance(md, dict):
         return None, "field 'metadata' must be an object"
-    return Task(tid, q.strip(), obj.get("reference_answer"), obj.get("problem"), fu, md), None
+    return Task(tid, q.strip(), obj.get("reference_answer"), obj.get("problem"),
+                scripts["followups"], scripts["agent_replies"], md), None

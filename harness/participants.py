@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from graphs.protocols import Message, Problem, Reply
+from graphs.protocols import LLMCall, Message, Problem, Reply
 from harness import prompts
 from harness.llm import RoleClient
 
@@ -81,3 +81,26 @@ class ScriptedUser:
         script = self.script.get(problem.interaction_id, ()) if isinstance(self.script, Mapping) else self.script
         i = turn_index - 2
         return Reply(script[i] if i < len(script) else None)
+
+
+class ScriptedAgent:
+    """Replays fixed agent replies: a human help-desk worker's answers (the human baseline)
+    or a stored run's replies (re-judging). Reply *n* of an interaction is ``replies[id][n-1]``.
+
+    ``calls`` optionally gives, per interaction, the original agent call of each reply (its
+    tokens and model), recorded with purpose ``agent:replayed`` so cost and tokens carry over.
+    """
+
+    def __init__(self, replies: Mapping[str, Sequence[str]],
+                 calls: Mapping[str, Sequence[LLMCall]] | None = None):
+        self.replies = replies
+        self.calls = calls or {}
+
+    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
+        n = sum(1 for m in history if m.role == "agent")
+        replies = self.replies.get(problem.interaction_id, ())
+        if n >= len(replies):
+            raise ValueError(f"{problem.interaction_id}: no scripted agent reply for turn {n + 1} "
+                             f"(the script has {len(replies)}); the user script is longer than the agent's.")
+        original = self.calls.get(problem.interaction_id, ())
+        return Reply(replies[n], [original[n]] if n < len(original) else [])

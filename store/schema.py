@@ -25,7 +25,7 @@ _TABLES: dict[str, dict] = {
             "id": str, "name": str, "kind": str, "status": str, "created_at": str,
             "finished_at": str, "config_json": str, "models_json": str, "dataset": str,
             "dataset_sha256": str, "seed": int, "code_version": str, "prompt_version": str,
-            "scorer_version": str, "stop_detail": str,
+            "scorer_version": str, "stop_detail": str, "source_run": str,
         },
         pk="id",
     ),
@@ -48,7 +48,7 @@ _TABLES: dict[str, dict] = {
         columns={
             "id": str, "run_id": str, "problem_id": str, "position": int, "status": str,
             "stop_reason": str, "summary": str, "problem_statement": str, "n_turns": int,
-            "started_at": str, "finished_at": str, "error": str,
+            "started_at": str, "finished_at": str, "error": str, "script_json": str,
         },
         pk="id",
     ),
@@ -136,6 +136,10 @@ def _ensure_schema(db: sqlite_utils.Database, path: Path) -> None:
         for name, spec in _TABLES.items():
             if not db[name].exists():
                 db[name].create(spec["columns"], pk=spec["pk"], not_null=_not_null(name))
+            else:  # columns added after a store was created (additive, no data touched)
+                missing = {c: t for c, t in spec["columns"].items() if c not in db[name].columns_dict}
+                for column, col_type in missing.items():
+                    db[name].add_column(column, col_type)
         for table, cols, unique in _INDEXES:
             db[table].create_index(cols, unique=unique, if_not_exists=True)
 

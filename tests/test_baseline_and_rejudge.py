@@ -1,0 +1,80 @@
+"""Human baseline replay and re-judging stored conversations, through the CLI and a real
+local OpenAI-compatible endpoint."""
+import json
+
+import pytest
+
+from harness.cli import main
+from store import StoreReader
+from tests.fake_openai_server import FakeOpenAIServer
+from tests.fakes import default_responder
+from tests.test_cli import role_flags
+
+
+@pytest.fixture
+def endpoint():
+    with FakeOpenAIServer(default_responder(solve_at=2)) as server:
+        yield server
+
+
+@pytest.fixture
+def human_tasks(tmp_path):
+    path = tmp_path / "human.jsonl"
+    rows = [{"id": "se-1", "question": "Printer prints blank pages.",
+             "agent_replies": ["Clean the print heads.", "Reseat the cartridges.", "Replace the cartridge."],
+             "followups": ["Still blank after cleaning.", "Now it prints, thanks."]},
+            {"id": "se-2", "question": "Wifi drops.", "agent_replies": ["Disable power saving."]}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_human_baseline_replays_human_replies_through_the_same_judges(tmp_path, human_tasks, endpoint):
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--agent", "human", "--store", str(store), "--dataset", str(human_tasks),
+                 "--limit", "2", "--quiet", *role_flags(endpoint.base_url)]) == 0
+    reader = StoreReader(store)
+    run = reader.runs()[0]
+    assert run["kind"] == "human_baseline" and run["name"].startswith("human_complexity-fake_")
+    by_task = {i["task_id"]: i for i in reader.interactions(run["id"])}
+    se1 = reader.turns(by_task["se-1"]["id"])
+    # solved at turn 2 (the judge says so), exactly as an agent run would stop
+    assert [t["agent_message"] for t in se1] == ["Clean the print heads.", "Reseat the cartridges."]
+    assert [t["user_message"] for t in se1] == ["Printer prints blank pages.", "Still blank after cleaning."]
+    assert by_task["se-1"]["stop_reason"] == "solved"
+    assert by_task["se-2"]["stop_reason"] == "user_ended" and len(reader.turns(by_task["se-2"]["id"])) == 1
+    assert all(t["agent_helpfulness"] == 8 for t in se1)
+    assert not [r for r in endpoint.requests if r["model"] in ("agent-fake", "user-fake")]
+    assert len(reader.scores(run["id"])) == 2
+
+
+def test_human_baseline_needs_agent_replies(tmp_path, tasks_file, endpoint, capsys):
+    assert main(["run", "--agent", "human", "--store", str(tmp_path / "s.sqlite"), "--dataset",
+                 str(tasks_file), "--quiet", *role_flags(endpoint.base_url)]) == 2
+    assert "agent_replies" in capsys.readouterr().err
+
+
+def test_rejudge_judges_every_stored_turn_again_without_rerunning(tmp_path, tasks_file, endpoint):
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--store", str(store), "--dataset", str(tasks_file), "--limit", "2",
+                 "--max-turns", "3", "--quiet", *role_flags(endpoint.base_url)]) == 0
+    reader = StoreReader(store)
+    source = reader.runs()[0]
+    n_requests = len(endpoint.requests)
+    assert main(["rejudge", "--store", str(store), source["id"], "--repeats", "2",
+                 "--role", "judge.model=judge2-fake"]) == 0
+    new = [r for r in reader.runs() if r["kind"] == "rejudge"]
+    assert len(new) == 2 and all(r["source_run"] == source["id"] for r in new)
+    assert all(r["name"] == "agent-fake_complexity-fake_judge2-fake" for r in new)
+    assert {r["seed"] for r in new} == {0}
+    seeds = {json.loads(r["config_json"])["roles"]["judge"]["seed"] for r in new}
+    assert seeds == {0, 1}
+    later = endpoint.requests[n_requests:]
+    assert {r["model"] for r in later} <= {"judge2-fake", "complexity-fake"}
+    for run in new:
+        for i_src, i_new in zip(reader.interactions(source["id"]), reader.interactions(run["id"])):
+            old, again = reader.turns(i_src["id"]), reader.turns(i_new["id"])
+            keep = ("user_message", "agent_message", "input_tokens", "output_tokens", "cost")
+            assert [{k: t[k] for k in keep} for t in again] == [{k: t[k] for k in keep} for t in old]
+        judges = {j["model"] for j in reader.judgments_for_run(run["id"]) if j["turn_index"]}
+        assert judges == {"judge2-fake"}
+        assert len(reader.scores(run["id"])) == 2
