@@ -132,6 +132,7 @@ async def _sanity(runtime, pairs: int) -> list[str]:
 
 def _finish(config: Config, run_id: str, progress, sanity_lines, out_dir: str | None) -> int:
     from harness.export import export_run
+    from harness.html_report import write_html_report
     from harness.report import report_markdown, write_report
     from store import StoreReader
 
@@ -139,6 +140,10 @@ def _finish(config: Config, run_id: str, progress, sanity_lines, out_dir: str | 
     target = Path(out_dir) if out_dir else Path(config.store).parent / run_id
     report_path = write_report(reader, run_id, target, sanity_lines)
     files = export_run(reader, run_id, target)
+    figures = [s["figures"] for s in reader.scores(run_id)]
+    if figures:
+        files.append(write_html_report({reader.run(run_id)["name"]: figures}, target,
+                                       title=f"SelfScore run {run_id}"))
     print(report_markdown(reader, run_id, sanity_lines))
     print(f"Store:   {Path(config.store).resolve()}")
     print(f"Run:     {run_id}")
@@ -254,6 +259,18 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.compare import compare
+    from store import StoreReader
+    config = _build_config(args)
+    reader = StoreReader(config.store)
+    out_dir = Path(args.out or Path(config.store).parent / "compare")
+    path, summary = compare(reader, args.runs, out_dir)
+    print(summary)
+    print(f"HTML report: {path.resolve()}")
+    return 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     from harness.engine import EngineError, find_server_binary
     from harness.model_files import EMBEDDED_MODELS, ModelFileError, cache_dir, ensure_model
@@ -342,6 +359,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-judge K times (judge seed + k) to measure judge reliability")
     p.add_argument("--concurrency", type=int)
     p.set_defaults(func=cmd_rejudge)
+
+    p = sub.add_parser("compare", help="ANOVA, Tukey HSD, Mann-Whitney U, judge agreement and "
+                       "reliability, weight sensitivity across runs; HTML report with plots")
+    _add_config_args(p)
+    p.add_argument("runs", nargs="+", help="run ids or names (one run gives its distributions only)")
+    p.add_argument("--out", help="folder for report.html (default next to the store, compare/)")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("models", help="show the embedded engine and models; --prepare assembles them")
     p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.scoring import summarize
+from harness.statistics import bootstrap_ci
 from store import StoreReader
 
 
@@ -38,6 +39,10 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
     ]
     for key, value in summary.items():
         lines.append(f"| {key} | {_fmt(value)} |")
+    ci = bootstrap_ci([f.get("final_score") for f in figures])
+    lines.append("| mean_final_score 95% CI (bootstrap over interactions) | "
+                 + (f"[{_fmt(ci['low'])}, {_fmt(ci['high'])}] |" if ci["low"] is not None
+                    else f"n/a ({ci['reason']}) |"))
     if failed:
         lines += ["", f"{len(failed)} interaction(s) failed and are not scored; "
                   f"finish them with `deskbench run --resume {run_id}`:"]

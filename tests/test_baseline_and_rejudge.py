@@ -78,3 +78,24 @@ def test_rejudge_judges_every_stored_turn_again_without_rerunning(tmp_path, task
         judges = {j["model"] for j in reader.judgments_for_run(run["id"]) if j["turn_index"]}
         assert judges == {"judge2-fake"}
         assert len(reader.scores(run["id"])) == 2
+
+
+def test_compare_runs_judges_and_reliability_from_the_store(tmp_path, tasks_file, endpoint, capsys):
+    store = tmp_path / "s.sqlite"
+    common = ["--store", str(store), "--dataset", str(tasks_file), "--limit", "3", "--max-turns", "3",
+              "--quiet", *role_flags(endpoint.base_url)]
+    assert main(["run", "--name", "plain-a", *common]) == 0
+    assert main(["run", "--name", "plain-b", "--role", "agent.model=agent2-fake", *common]) == 0
+    reader = StoreReader(store)
+    source = reader.runs()[0]["id"]
+    assert main(["rejudge", "--store", str(store), source, "--repeats", "2",
+                 "--role", "judge.model=judge2-fake"]) == 0
+    rejudged = [r["id"] for r in reader.runs() if r["kind"] == "rejudge"]
+    capsys.readouterr()
+    assert main(["compare", "--store", str(store), "plain-a", "plain-b", *rejudged,
+                 "--out", str(tmp_path / "cmp")]) == 0
+    out = capsys.readouterr().out
+    assert "HTML report:" in out and "p-adj" in out
+    html = (tmp_path / "cmp" / "report.html").read_text()
+    for needle in ("ANOVA", "Tukey", "Mann-Whitney", "Krippendorff", "reliab"):
+        assert needle.lower() in html.lower(), needle

@@ -1,0 +1,77 @@
+"""``deskbench compare``: statistics across stored runs, from the store only (no LLM calls).
+
+Runs are compared on their per-interaction figures. Runs that share conversations (a run and
+its re-judged copies, see ``harness.rejudge``) also give a judge comparison (per-turn agent
+helpfulness of the same turns under different judge models) and, when the same judge model
+judged them several times, the judge's reliability (per-item standard deviation).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+from harness.html_report import text_summary, write_html_report
+from harness.statistics import compare_runs, judge_comparison, judge_reliability, weight_sensitivity
+from store import StoreReader
+
+WEIGHT_VECTORS = [(0.5, 0.4, 0.1), (1 / 3, 1 / 3, 1 / 3), (0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)]
+
+
+def _labels(runs: list[dict]) -> dict[str, str]:
+    """Run id -> a readable unique label (the run name, with the id when names repeat)."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in runs:
+        counts[r["name"]] += 1
+    return {r["id"]: r["name"] if counts[r["name"]] == 1 else r["id"] for r in runs}
+
+
+def _turn_scores(reader: StoreReader, run_id: str, key: str = "agent_helpfulness") -> dict[str, Any]:
+    """``task_id#turn`` -> the turn's score, for items shared between runs of one conversation set."""
+    out = {}
+    for i in reader.interactions(run_id):
+        for t in reader.turns(i["id"]):
+            out[f"{i['task_id']}#{t['turn_index']}"] = t[key]
+    return out
+
+
+def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
+            weight_vectors: Sequence[tuple[float, float, float]] = WEIGHT_VECTORS) -> tuple[Path, str]:
+    """Write the comparison report for ``refs`` (run ids or names) and return it with a text summary.
+
+    Raises:
+        StoreError: a run that is not in the store.
+        ValueError: a run without any scored interaction.
+    """
+    runs = [reader.run(ref) for ref in refs]
+    labels = _labels(runs)
+    figures = {labels[r["id"]]: [s["figures"] for s in reader.scores(r["id"])] for r in runs}
+    empty = [name for name, f in figures.items() if not f]
+    if empty:
+        raise ValueError(f"No scored interactions in {', '.join(empty)}; finish it with "
+                         "`deskbench run --resume RUN` or `deskbench rescore RUN` first.")
+    comparison = compare_runs(figures) if len(figures) > 1 else None
+
+    by_conversations: dict[str, list[dict]] = defaultdict(list)
+    for r in runs:
+        by_conversations[r.get("source_run") or r["id"]].append(r)
+    judge_cmp = reliability = None
+    for group in by_conversations.values():
+        judges = defaultdict(list)
+        for r in group:
+            judges[r["models"].get("judge")].append(r)
+        if len(judges) > 1 and judge_cmp is None:
+            judge_cmp = judge_comparison({f"{model} ({labels[rs[0]['id']]})": _turn_scores(reader, rs[0]["id"])
+                                          for model, rs in judges.items()})
+        repeated = [rs for rs in judges.values() if len(rs) > 1]
+        if repeated and reliability is None:
+            items: dict[str, list] = defaultdict(list)
+            for r in repeated[0]:
+                for item, score in _turn_scores(reader, r["id"]).items():
+                    items[item].append(score)
+            reliability = judge_reliability(dict(items))
+    sensitivity = weight_sensitivity(figures, list(weight_vectors)) if len(figures) > 1 else None
+    path = write_html_report(figures, out_dir, comparison=comparison, judge_comparison=judge_cmp,
+                             reliability=reliability, sensitivity=sensitivity,
+                             title="SelfScore comparison: " + ", ".join(figures))
+    return path, text_summary(figures, comparison)
