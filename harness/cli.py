@@ -271,6 +271,33 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    import json as _json
+    from harness.split import split_ids, write_split
+    from harness.stackexchange import import_dump, write_tasks
+    from harness.ubuntu_irc import DEFAULT_PATH, import_ubuntu_irc
+
+    if args.source == "stackexchange":
+        if not args.path:
+            raise ValueError("import stackexchange needs the dump folder (with Posts.xml and Comments.xml).")
+        result = import_dump(args.path, site=args.site, min_answer_score=args.min_score)
+    else:
+        result = import_ubuntu_irc(args.path or DEFAULT_PATH)
+    print(result.summary())
+    out = Path(args.out)
+    n = write_tasks(result.tasks, out)
+    print(f"Wrote {n} tasks (question, reference answer, human follow-ups and replies) to {out}")
+    if args.split is not None:
+        split = split_ids([t["id"] for t in result.tasks], seed=args.split, fraction=args.kb_fraction)
+        stem = out.name.removesuffix(".gz").removesuffix(".jsonl")
+        kb, test = out.with_name(stem + ".kb.jsonl"), out.with_name(stem + ".test.jsonl")
+        n_kb, n_test = write_split(result.tasks, split, kb, test)
+        out.with_name(stem + ".split.json").write_text(_json.dumps(split, indent=1))
+        print(f"Split (seed {args.split}): {n_kb} knowledge-base tasks -> {kb}, {n_test} test tasks -> {test}, "
+              f"ids in {out.with_name(stem + '.split.json')}")
+    return 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     from harness.engine import EngineError, find_server_binary
     from harness.model_files import EMBEDDED_MODELS, ModelFileError, cache_dir, ensure_model
@@ -366,6 +393,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", help="run ids or names (one run gives its distributions only)")
     p.add_argument("--out", help="folder for report.html (default next to the store, compare/)")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("import", help="turn real human help-desk threads into task files "
+                       "(Stack Exchange dump, #ubuntu IRC chats)")
+    p.add_argument("source", choices=["stackexchange", "ubuntu-irc"])
+    p.add_argument("path", nargs="?", help="the dump folder (stackexchange); the threads JSONL "
+                   "(ubuntu-irc, default: the shipped #ubuntu threads)")
+    p.add_argument("--out", required=True, help="task JSONL to write (.gz to compress)")
+    p.add_argument("--min-score", type=int, default=100,
+                   help="keep questions whose accepted answer scores at least this (paper: 100)")
+    p.add_argument("--site", help="site name used in task ids (default: from the folder name)")
+    p.add_argument("--split", type=int, metavar="SEED",
+                   help="also write a seeded split into <out>.kb.jsonl (RAG material) and <out>.test.jsonl")
+    p.add_argument("--kb-fraction", type=float, default=0.5, help="share of the split for the knowledge base")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("models", help="show the embedded engine and models; --prepare assembles them")
     p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")

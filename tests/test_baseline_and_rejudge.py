@@ -99,3 +99,21 @@ def test_compare_runs_judges_and_reliability_from_the_store(tmp_path, tasks_file
     html = (tmp_path / "cmp" / "report.html").read_text()
     for needle in ("ANOVA", "Tukey", "Mann-Whitney", "Krippendorff", "reliab"):
         assert needle.lower() in html.lower(), needle
+
+
+def test_import_stackexchange_split_and_replay_as_human_baseline(tmp_path, endpoint, capsys):
+    from pathlib import Path
+    fixture = Path(__file__).parent / "fixtures" / "stackexchange_conlang_meta"
+    out = tmp_path / "conlang.jsonl"
+    assert main(["import", "stackexchange", str(fixture), "--min-score", "1", "--out", str(out),
+                 "--split", "7"]) == 0
+    assert "11 tasks kept" in capsys.readouterr().out
+    kb, test = tmp_path / "conlang.kb.jsonl", tmp_path / "conlang.test.jsonl"
+    assert len(kb.read_text().splitlines()) == 5 and len(test.read_text().splitlines()) == 6
+    split = json.loads((tmp_path / "conlang.split.json").read_text())
+    assert split["seed"] == 7 and not set(split["kb"]) & set(split["test"])
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--agent", "human", "--store", str(store), "--dataset", str(test),
+                 "--limit", "6", "--max-turns", "50", "--quiet", *role_flags(endpoint.base_url)]) == 0
+    run = StoreReader(store).runs()[0]
+    assert run["kind"] == "human_baseline" and run["n_completed"] == 6

@@ -1,0 +1,555 @@
+"""Stack Exchange data dump -> deskbench tasks (and the human thread, for the human baseline).
+
+A site's official dump (``superuser.com.7z`` etc., extracted) is a folder holding ``Posts.xml``
+and ``Comments.xml``. Both are read streaming with :func:`xml.etree.ElementTree.iterparse`,
+every row cleared once read, so a multi-GB dump is imported in bounded memory:
+
+1. pass 1 over ``Posts.xml`` keeps integers only: ``{accepted answer id: question id}`` and
+   ``{answer id: parent id}`` for answers scoring at least ``min_answer_score``;
+2. pass 2 over ``Posts.xml`` keeps the text of the kept questions and their accepted answers;
+3. one pass over ``Comments.xml`` keeps the comments on those posts.
+
+A kept question becomes one task. Its conversation is the question (user turn 1), the accepted
+answer (agent turn 1), then the comments on both posts by ``CreationDate`` then ``Id``: the
+asker's comments are user messages, everyone else's agent messages (see :func:`pair_turns`).
+
+This module also holds the helpers the other importers share: :func:`pair_turns` and
+:func:`write_tasks`.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+MAX_PROBLEMS = 10  # malformed rows described in ImportResult.problems; all are counted
+_SITE_SUFFIXES = (".stackexchange.com", ".com", ".net")
+
+
+class StackExchangeImportError(ValueError):
+    """A dump that cannot be read at all; the message names the file and how to fix it."""
+
+
+# --------------------------------------------------------------------------------------------
+# Shared helpers
+# --------------------------------------------------------------------------------------------
+
+def pair_turns(messages: Iterable[tuple[str, str]]) -> tuple[str, list[str], list[str]] | None:
+    """Turn a conversation into deskbench's question, followups and agent replies.
+
+    Consecutive messages of the same side are merged with a blank line; empty messages are
+    ignored. A trailing user message is dropped (a turn needs an agent reply).
+
+    Args:
+        messages: ``(side, text)`` pairs in order, ``side`` being ``"user"`` or ``"agent"``;
+            the first non-empty message must be the user's.
+
+    Returns:
+        ``(question, followups, agent_replies)`` with ``agent_replies[k]`` the agent message
+        of turn ``k+1`` and ``followups[k]`` the user message of turn ``k+2`` (so
+        ``len(followups) == len(agent_replies) - 1``), or None when no agent message follows
+        the first user message.
+
+    Raises:
+        ValueError: a side other than ``user``/``agent``, or an agent message first.
+    """
+    merged: list[tuple[str, str]] = []
+    for side, text in messages:
+        if side not in ("user", "agent"):
+            raise ValueError(f"side must be 'user' or 'agent', not {side!r}")
+        text = text.strip()
+        if not text:
+            continue
+        if merged and merged[-1][0] == side:
+            merged[-1] = (side, merged[-1][1] + "\n\n" + text)
+        else:
+            merged.append((side, text))
+    if merged and merged[0][0] != "user":
+        raise ValueError("a conversation must start with the user's message")
+    if merged and merged[-1][0] == "user":
+        merged.pop()
+    if len(merged) < 2:
+        return None
+    users = [text for side, text in merged if side == "user"]
+    agents = [text for side, text in merged if side == "agent"]
+    return users[0], users[1:], agents
+
+
+def write_tasks(tasks: Iterable[dict[str, Any]], path: str | Path) -> int:
+    """Write tasks as JSONL (gzipped when ``path`` ends in ``.gz``), atomically.
+
+    The rows go to a temporary file beside ``path`` that is renamed over it at the end, so a
+    reader never sees a half-written file and an interrupted write leaves ``path`` untouched.
+
+    Args:
+        tasks: task dicts (docs/data-formats.md).
+        path: the output file; missing parent folders are created.
+
+    Returns:
+        The number of tasks written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    count = 0
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.suffix == ".gz" else raw
+            for task in tasks:
+                stream.write((json.dumps(task, ensure_ascii=False) + "\n").encode("utf-8"))
+                count += 1
+            if stream is not raw:
+                stream.close()
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+# --------------------------------------------------------------------------------------------
+# HTML bodies and tags
+# --------------------------------------------------------------------------------------------
+
+_BLOCKS = {"p", "div", "blockquote", "pre", "ul", "ol", "dl", "dt", "dd", "table", "tr", "hr",
+           "h1", "h2", "h3", "h4", "h5", "h6"}
+
+
+class _TextExtractor(HTMLParser):
+    """Collects the text of an HTML fragment; see :func:`html_to_text`."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._pre = 0
+        self._skip = 0
+        self._links: list[tuple[str, int]] = []  # (href, index of the link's first part)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style"):
+            self._skip += 1
+        elif tag == "br":
+            self.parts.append("\n")
+        elif tag == "li":
+            self.parts.append("\n")
+        elif tag in _BLOCKS:
+            self.parts.append("\n\n")
+        if tag == "pre":
+            self._pre += 1
+        elif tag == "img":
+            alt = (dict(attrs).get("alt") or "").strip()
+            self.parts.append(f"[image: {alt}]" if alt else "[image]")
+        elif tag == "a":
+            self._links.append((dict(attrs).get("href") or "", len(self.parts)))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._skip = max(0, self._skip - 1)
+        elif tag == "pre":
+            self._pre = max(0, self._pre - 1)
+        elif tag == "a" and self._links:
+            href, start = self._links.pop()
+            label = "".join(self.parts[start:]).strip()
+            if href.startswith(("http://", "https://")) and label and label != href:
+                self.parts.append(f" ({href})")
+        if tag in _BLOCKS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        if self._pre:
+            self.parts.append(data)
+            return
+        data = re.sub(r"\s+", " ", data)
+        if not self.parts or self.parts[-1].endswith("\n"):
+            data = data.lstrip()
+        self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    """Plain text of a post's HTML body.
+
+    ``<p>``, headings, lists and other blocks become blank lines, ``<br>`` and ``<li>`` line
+    breaks; text inside ``<pre>`` (code blocks) is kept verbatim; other whitespace is
+    collapsed as a browser would; entities are unescaped; absolute link targets are kept in
+    parentheses after the link text and images become ``[image: alt]``.
+
+    Args:
+        html: the ``Body`` attribute of a post (HTML).
+
+    Returns:
+        The text, without trailing spaces and with at most one blank line in a row.
+    """
+    parser = _TextExtractor()
+    parser.feed(html)
+    parser.close()
+    lines = [line.rstrip() for line in "".join(parser.parts).split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def parse_tags(raw: str | None) -> list[str]:
+    """Tags of a question: ``<a><b>`` (older dumps) or ``|a|b|`` (newer dumps).
+
+    Args:
+        raw: the ``Tags`` attribute, or None.
+
+    Returns:
+        The tag names in order; ``[]`` when there are none.
+    """
+    raw = (raw or "").strip()
+    if raw.startswith("<"):
+        return [t.strip() for t in re.findall(r"<([^<>]+)>", raw) if t.strip()]
+    return [t.strip() for t in raw.split("|") if t.strip()]
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Comment:
+    """A comment on the question or on its accepted answer."""
+
+    id: int
+    post_id: int
+    creation_date: str
+    text: str
+    user_id: int | None
+    user_name: str | None
+    licence: str | None = None
+    by_asker: bool = False
+
+
+@dataclass
+class Thread:
+    """A kept question with its accepted answer and the comments on both, in order."""
+
+    question_id: int
+    answer_id: int
+    title: str
+    body: str
+    tags: list[str]
+    question_score: int
+    answer_score: int
+    answer: str
+    asker_id: int | None
+    asker_name: str | None
+    answerer_id: int | None
+    licences: list[str]
+    comments: list[Comment] = field(default_factory=list)
+
+    def conversation(self) -> list[tuple[str, str]]:
+        """``(side, text)`` messages: question, accepted answer, then each comment."""
+        head = [("user", f"{self.title}\n\n{self.body}".strip()), ("agent", self.answer)]
+        return head + [("user" if c.by_asker else "agent", c.text) for c in self.comments]
+
+    def to_task(self, site: str) -> dict[str, Any]:
+        """The deskbench task of this thread (docs/data-formats.md, plus ``agent_replies``)."""
+        question, followups, agent_replies = pair_turns(self.conversation()) or ("", [], [])
+        return {
+            "id": f"{site}-{self.question_id}",
+            "question": question,
+            "reference_answer": self.answer,
+            "followups": followups,
+            "agent_replies": agent_replies,
+            "metadata": {
+                "source": "stackexchange", "site": site, "question_id": self.question_id,
+                "answer_id": self.answer_id, "tags": self.tags,
+                "question_score": self.question_score, "answer_score": self.answer_score,
+                "comments": len(self.comments),
+                "asker_comments": sum(c.by_asker for c in self.comments),
+                "answer_by_asker": self.asker_id is not None and self.asker_id == self.answerer_id,
+                "licence": "; ".join(self.licences) if self.licences else "CC BY-SA (Stack Exchange data dump)",
+            },
+        }
+
+
+@dataclass
+class ImportResult:
+    """What :func:`import_dump` found.
+
+    Attributes:
+        site: the site name used in task ids.
+        tasks: one task per kept question, by question id.
+        threads: the same questions as :class:`Thread` (comments with ``by_asker``).
+        questions_seen: well-formed question rows (``PostTypeId`` 1).
+        answers_seen: well-formed answer rows (``PostTypeId`` 2).
+        kept: questions turned into tasks.
+        skipped: questions not kept, by reason: ``no_accepted_answer``,
+            ``accepted_answer_missing`` (not in the dump, malformed, or not an answer to this
+            question), ``answer_score_below_min``, ``empty_answer``.
+        malformed: rows skipped because a required attribute is missing or not a number.
+        malformed_by_file: the same, per file name.
+        problems: the first few malformed rows, described.
+        comments_seen: well-formed comment rows.
+        comments_kept: comments attached to kept threads.
+    """
+
+    site: str
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    threads: list[Thread] = field(default_factory=list)
+    questions_seen: int = 0
+    answers_seen: int = 0
+    kept: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    malformed: int = 0
+    malformed_by_file: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    comments_seen: int = 0
+    comments_kept: int = 0
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        if n:
+            self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    def bad_row(self, file: str, row: int, what: str) -> None:
+        self.malformed += 1
+        self.malformed_by_file[file] = self.malformed_by_file.get(file, 0) + 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"{file} row {row}: {what}")
+
+    def summary(self) -> str:
+        """A short human-readable account of the import."""
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items())) or "none"
+        text = (f"{self.site}: {self.questions_seen} questions, {self.answers_seen} answers, "
+                f"{self.comments_seen} comments read; {self.kept} tasks kept; skipped: {skipped}; "
+                f"{self.malformed} malformed row(s) skipped")
+        return text + "".join(f"\n  {p}" for p in self.problems)
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming the dump
+# --------------------------------------------------------------------------------------------
+
+class _BadRow(ValueError):
+    """A row with a missing or unparsable required attribute."""
+
+
+def _rows(path: Path, root_tag: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(row number, attributes)`` of every ``<row>`` of ``path``, streaming.
+
+    Raises:
+        StackExchangeImportError: the file is not well-formed XML or not a ``<root_tag>`` file.
+    """
+    try:
+        context = ET.iterparse(path, events=("start", "end"))
+        root = None
+        n = 0
+        for event, elem in context:
+            if root is None:
+                root = elem
+                if elem.tag != root_tag:
+                    raise StackExchangeImportError(
+                        f"{path}: expected a <{root_tag}> file from a Stack Exchange data dump, "
+                        f"found <{elem.tag}>. Check that the file is the dump's {path.name}.")
+                continue
+            if event == "end" and elem.tag == "row":
+                n += 1
+                yield n, dict(elem.attrib)
+                elem.clear()
+                root.clear()
+    except ET.ParseError as exc:
+        line, column = exc.position
+        raise StackExchangeImportError(
+            f"{path}: not well-formed XML at line {line}, column {column} ({str(exc).split(':')[0]}). "
+            "The file is truncated or damaged: download the site's dump again and re-extract it "
+            "(e.g. `7z x superuser.com.7z`), then rerun the import.") from exc
+    except OSError as exc:
+        raise StackExchangeImportError(f"{path}: cannot be read ({exc.strerror or exc}).") from exc
+
+
+def _int(row: dict[str, str], key: str, required: bool = True) -> int | None:
+    value = row.get(key)
+    if value is None or value == "":
+        if required:
+            raise _BadRow(f"missing {key}")
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise _BadRow(f"{key} {value!r} is not an integer") from None
+
+
+def _text(row: dict[str, str], key: str) -> str:
+    value = row.get(key)
+    if value is None:
+        raise _BadRow(f"missing {key}")
+    return value
+
+
+def _post(row: dict[str, str]) -> tuple[int, int, dict[str, Any]]:
+    """``(id, type, fields)`` of a post row; fields only for questions and answers."""
+    pid, ptype = _int(row, "Id"), _int(row, "PostTypeId")
+    if ptype == 1:
+        title = _text(row, "Title").strip()
+        if not title:
+            raise _BadRow("empty Title")
+        return pid, ptype, {"score": _int(row, "Score"), "body": _text(row, "Body"), "title": title,
+                            "accepted": _int(row, "AcceptedAnswerId", required=False),
+                            "owner": _int(row, "OwnerUserId", required=False)}
+    if ptype == 2:
+        return pid, ptype, {"score": _int(row, "Score"), "body": _text(row, "Body"),
+                            "parent": _int(row, "ParentId"),
+                            "owner": _int(row, "OwnerUserId", required=False)}
+    return pid, ptype, {}
+
+
+def site_name(dump_dir: str | Path) -> str:
+    """The default site name of a dump folder: ``superuser.com`` -> ``superuser``."""
+    name = Path(dump_dir).resolve().name.lower()
+    for suffix in _SITE_SUFFIXES:
+        if name.endswith(suffix) and name != suffix:
+            return name[: -len(suffix)]
+    return name
+
+
+def _dump_file(dump_dir: Path, name: str) -> Path:
+    path = dump_dir / name
+    if not path.is_file():
+        raise StackExchangeImportError(
+            f"{dump_dir}: no {name}. Point the import at the folder extracted from a site's dump "
+            f"archive (e.g. `7z x superuser.com.7z -osuperuser.com`); it holds Posts.xml and Comments.xml.")
+    return path
+
+
+def import_dump(dump_dir: str | Path, *, site: str | None = None,
+                min_answer_score: int = 100) -> ImportResult:
+    """Import the questions of a Stack Exchange dump whose accepted answer scores high enough.
+
+    Args:
+        dump_dir: the extracted dump folder (``Posts.xml``, ``Comments.xml``).
+        site: the site name used in task ids (``<site>-<question id>``); default: the folder
+            name without ``.stackexchange.com``/``.com``/``.net``.
+        min_answer_score: keep a question only if its accepted answer's ``Score`` is at least
+            this (the paper: 100).
+
+    Returns:
+        The tasks, threads and counts (see :class:`ImportResult`). Malformed rows are skipped
+        and counted, never fatal.
+
+    Raises:
+        StackExchangeImportError: a file is missing, unreadable, or not well-formed XML (a
+            truncated download); the message names the file, line and column.
+    """
+    dump_dir = Path(dump_dir)
+    posts_path = _dump_file(dump_dir, "Posts.xml")
+    comments_path = _dump_file(dump_dir, "Comments.xml")
+    result = ImportResult(site=site or site_name(dump_dir))
+    keep, unkept = _select(posts_path, min_answer_score, result)
+    questions, answers = _collect_posts(posts_path, keep, unkept, result)
+    comments = _collect_comments(comments_path, keep, result)
+    for qid in sorted(keep):
+        q, a = questions.get(qid), answers.get(keep[qid])
+        if q is None or a is None:  # a row that changed between the passes (file rewritten)
+            result.skip("accepted_answer_missing")
+        elif not a["text"]:
+            result.skip("empty_answer")
+        else:
+            thread = _thread(qid, keep[qid], q, a, comments[qid])
+            result.threads.append(thread)
+            result.tasks.append(thread.to_task(result.site))
+            result.comments_kept += len(thread.comments)
+    result.kept = len(result.threads)
+    return result
+
+
+def _select(posts_path: Path, min_answer_score: int,
+            result: ImportResult) -> tuple[dict[int, int], dict[int, int]]:
+    """Pass 1 (integers only): ``({kept question: accepted answer}, {other accepted answer: question})``.
+
+    Counts questions, answers, malformed rows and questions without an accepted answer.
+    """
+    accepted: dict[int, int] = {}   # accepted answer id -> question id
+    good: dict[int, int] = {}       # answer id -> parent id, for answers scoring >= min
+    for n, row in _rows(posts_path, "posts"):
+        try:
+            pid, ptype, post = _post(row)
+        except _BadRow as exc:
+            result.bad_row(posts_path.name, n, f"(Id={row.get('Id')}) {exc}")
+            continue
+        if ptype == 1:
+            result.questions_seen += 1
+            if post["accepted"] is None:
+                result.skip("no_accepted_answer")
+            else:
+                accepted[post["accepted"]] = pid
+        elif ptype == 2:
+            result.answers_seen += 1
+            if post["score"] >= min_answer_score:
+                good[pid] = post["parent"]
+    keep = {qid: aid for aid, qid in accepted.items() if good.get(aid) == qid}
+    return keep, {aid: qid for aid, qid in accepted.items() if qid not in keep}
+
+
+def _collect_posts(posts_path: Path, keep: dict[int, int], unkept: dict[int, int],
+                   result: ImportResult) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
+    """Pass 2: the fields of the kept questions and answers, by id.
+
+    Also counts why the other accepted answers were not kept: present (so scoring below the
+    minimum) or not (missing, malformed, or not an answer to that question).
+    """
+    kept_answers = {aid: qid for qid, aid in keep.items()}
+    questions: dict[int, dict[str, Any]] = {}
+    answers: dict[int, dict[str, Any]] = {}
+    below_min = 0
+    for _, row in _rows(posts_path, "posts"):
+        try:
+            pid, ptype, post = _post(row)
+        except _BadRow:
+            continue  # counted in pass 1
+        if ptype == 1 and pid in keep:
+            questions[pid] = {"title": post["title"], "body": html_to_text(post["body"]),
+                              "tags": parse_tags(row.get("Tags")), "score": post["score"],
+                              "owner": post["owner"], "owner_name": row.get("OwnerDisplayName"),
+                              "licence": row.get("ContentLicense")}
+        elif ptype == 2 and kept_answers.get(pid) == post["parent"]:
+            answers[pid] = {"text": html_to_text(post["body"]), "score": post["score"],
+                            "owner": post["owner"], "licence": row.get("ContentLicense")}
+        elif ptype == 2 and unkept.get(pid) == post["parent"]:
+            below_min += 1
+    result.skip("answer_score_below_min", below_min)
+    result.skip("accepted_answer_missing", len(unkept) - below_min)
+    return questions, answers
+
+
+def _collect_comments(comments_path: Path, keep: dict[int, int],
+                      result: ImportResult) -> dict[int, list[Comment]]:
+    """The comments on each kept question and its accepted answer, by question id."""
+    post_to_question = {**{qid: qid for qid in keep}, **{aid: qid for qid, aid in keep.items()}}
+    comments: dict[int, list[Comment]] = {qid: [] for qid in keep}
+    for n, row in _rows(comments_path, "comments"):
+        try:
+            cid, post_id, created = _int(row, "Id"), _int(row, "PostId"), _text(row, "CreationDate")
+            text, user_id = _text(row, "Text"), _int(row, "UserId", required=False)
+        except _BadRow as exc:
+            result.bad_row(comments_path.name, n, f"(Id={row.get('Id')}) {exc}")
+            continue
+        result.comments_seen += 1
+        qid = post_to_question.get(post_id)
+        if qid is not None:
+            comments[qid].append(Comment(cid, post_id, created, text.strip(), user_id,
+                                         row.get("UserDisplayName"), row.get("ContentLicense")))
+    return comments
+
+
+def _thread(qid: int, aid: int, q: dict[str, Any], a: dict[str, Any], comments: list[Comment]) -> Thread:
+    """Assemble a thread: order the comments and mark the asker's."""
+    comments.sort(key=lambda c: (c.creation_date, c.id))
+    for c in comments:
+        if q["owner"] is not None:
+            c.by_asker = c.user_id == q["owner"]
+        else:  # the asker's account was deleted: the dump keeps only display names
+            c.by_asker = c.user_id is None and bool(q["owner_name"]) and c.user_name == q["owner_name"]
+    licences = sorted({x for x in (q["licence"], a["licence"], *(c.licence for c in comments)) if x})
+    return Thread(question_id=qid, answer_id=aid, title=q["title"], body=q["body"], tags=q["tags"],
+                  question_score=q["score"], answer_score=a["score"], answer=a["text"],
+                  asker_id=q["owner"], asker_name=q["owner_name"], answerer_id=a["owner"],
+                  licences=licences, comments=comments)
