@@ -93,6 +93,42 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
+def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str, dataset_sha256: str,
+            prompt_version: str, scorer_version: str, source_run: str | None = None) -> str:
+    """Store a new run row (status running) with everything needed to trace its figures."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")[:-3]
+    run_id = f"{name}-{stamp}"
+    writer.create_run({
+        "id": run_id, "name": name, "kind": kind, "config_json": cfg.model_dump_json(),
+        "models_json": json.dumps({r: s.model for r, s in cfg.roles.items()}),
+        "dataset": dataset, "dataset_sha256": dataset_sha256, "seed": cfg.run.seed,
+        "code_version": code_version(), "prompt_version": prompt_version,
+        "scorer_version": scorer_version, "source_run": source_run,
+    })
+    return run_id
+
+
+async def run_all(writer: StoreWriter, run_id: str, todo: Sequence[dict], concurrency: int,
+                  progress: Progress, worker: Callable[[dict], Any]) -> Progress:
+    """Run ``worker`` on every interaction row of ``todo``, ``concurrency`` at a time, and
+    leave the run's status as completed, incomplete (some failed) or interrupted."""
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(row):
+        async with semaphore:
+            await worker(row)
+
+    try:
+        await asyncio.gather(*(one(r) for r in todo))
+    except BaseException as exc:
+        writer.set_run_status(run_id, "interrupted", f"{type(exc).__name__}: {exc}"[:500])
+        raise
+    detail = None if not progress.failed else (
+        f"{progress.failed} interaction(s) failed; finish them with --resume {run_id}")
+    writer.set_run_status(run_id, "completed" if not progress.failed else "incomplete", detail)
+    return progress
+
+
 def code_version() -> str:
     try:
         out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
@@ -130,9 +166,6 @@ class SelfScoreBatch:
         """
         cfg = self.config
         kind = kind or ("human_baseline" if cfg.run.agent == "human" else "selfscore")
-        name = cfg.run.name or run_name(cfg)
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")[:-3]
-        run_id = f"{name}-{stamp}"
         tasks = dataset.tasks[cfg.run.offset: cfg.run.offset + cfg.run.limit]
         if not tasks:
             raise ValueError(f"Dataset {dataset.name} has {len(dataset.tasks)} tasks; offset "
@@ -143,13 +176,8 @@ class SelfScoreBatch:
                 raise ValueError(f"--agent human replays each task's 'agent_replies', but "
                                  f"{len(missing)} task(s) have none (first: {missing[0]}). Import "
                                  "human threads with `deskbench import` or use another agent.")
-        self.writer.create_run({
-            "id": run_id, "name": name, "kind": kind, "config_json": cfg.model_dump_json(),
-            "models_json": json.dumps({r: s.model for r, s in cfg.roles.items()}),
-            "dataset": dataset.name, "dataset_sha256": dataset.sha256, "seed": cfg.run.seed,
-            "code_version": code_version(), "prompt_version": prompts.PROMPT_VERSION,
-            "scorer_version": SCORER_VERSION, "source_run": source_run,
-        })
+        run_id = new_run(self.writer, cfg, cfg.run.name or run_name(cfg), kind, dataset.name,
+                         dataset.sha256, prompts.PROMPT_VERSION, SCORER_VERSION, source_run)
         self.writer.upsert_problems(
             {"id": f"{dataset.name}:{t.id}", "dataset": dataset.name, "task_id": t.id,
              "question": t.question, "reference_answer": t.reference_answer,
@@ -182,23 +210,9 @@ class SelfScoreBatch:
                                 for i, s in scripts.items()}),
             StoreTurnSink(self.writer))
         run = self.reader.run(run_id)
-        semaphore = asyncio.Semaphore(self.config.run.concurrency)
         self.on_progress(progress)
-
-        async def one(row):
-            async with semaphore:
-                await self._interaction(run, row, graph, progress)
-
-        try:
-            await asyncio.gather(*(one(r) for r in todo))
-        except BaseException as exc:
-            self.writer.set_run_status(run_id, "interrupted", f"{type(exc).__name__}: {exc}"[:500])
-            raise
-        status = "completed" if progress.failed == 0 else "incomplete"
-        detail = None if not progress.failed else (
-            f"{progress.failed} interaction(s) failed; finish them with --resume {run_id}")
-        self.writer.set_run_status(run_id, status, detail)
-        return progress
+        return await run_all(self.writer, run_id, todo, self.config.run.concurrency, progress,
+                             lambda row: self._interaction(run, row, graph, progress))
 
     async def _interaction(self, run: dict, row: dict, graph, progress: Progress) -> None:
         iid = row["id"]

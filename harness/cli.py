@@ -86,6 +86,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     extra: dict[str, Any] = {}
     if args.formula:
         extra["scoring"] = {"formula": args.formula}
+    if args.kb:
+        extra["rag"] = {"kb": args.kb}
     if args.cost_mode:
         extra["cost"] = {"mode": args.cost_mode}
     if args.resume:
@@ -338,8 +340,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int)
         p.add_argument("--name", help="run name (default <agent>_<complexity model>_<judge>)")
         p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated user or each task's followups")
-        p.add_argument("--agent", choices=["plain", "human"],
-                       help="the paper's plain agent, or the human baseline: replay each task's agent_replies")
+        p.add_argument("--agent", choices=["plain", "rag", "human"],
+                       help="the paper's plain agent; rag: with knowledge-base passages (--kb); "
+                            "human: the human baseline, replaying each task's agent_replies")
+        p.add_argument("--kb", help="knowledge base for --agent rag: a task set (name or JSONL)")
         p.add_argument("--formula", choices=["paper", "agent_only"], help="final-score formula (default paper)")
         p.add_argument("--cost-mode", choices=["none", "total", "split", "per_turn"])
         p.add_argument("--resume", metavar="RUN", help="finish an interrupted run (id or name) from the store")

@@ -5,13 +5,15 @@ agent, the judges, the cost model and the turn loop graph.
 """
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
 
 from graphs.protocols import Agent, LLMCall, User
 from graphs.selfscore import build_selfscore_graph
-from harness.config import Config, ModelSpec
+from harness.config import Config, ConfigError, ModelSpec
 from harness.cost import AgentTurnCost
 from harness.engine import EngineManager
 from harness.judges import SelfScoreJudges, StructuredJudge
@@ -55,7 +57,24 @@ class Runtime:
         baseline's, or a stored run's when re-judging)."""
         if self.config.run.agent in ("human", "replay"):
             return ScriptedAgent(replies, calls)
+        if self.config.run.agent == "rag":
+            from harness.rag import RagAgent
+            return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k)
         return PlainAgent(self.client("agent"))
+
+    def knowledge_base(self):
+        """The RAG knowledge base, built (incrementally) from ``rag.kb`` on first use."""
+        from harness.datasets import load_dataset
+        from harness.rag import KnowledgeBase
+        if not self.config.rag.kb:
+            raise ConfigError("--agent rag needs a knowledge base: pass --kb TASKS (e.g. the "
+                              ".kb.jsonl half written by `deskbench import ... --split SEED`).")
+        kb_set = load_dataset(self.config.rag.kb)
+        collection = re.sub(r"[^A-Za-z0-9_-]", "-", f"kb-{kb_set.name}-{kb_set.sha256[:12]}")[:200]
+        index_dir = self.config.rag.index_dir or str(Path(self.config.store).parent / "kb")
+        kb = KnowledgeBase(index_dir, collection=collection)
+        kb.build(kb_set.tasks)
+        return kb
 
     def selfscore_graph(self, user: User, agent: Agent, sink):
         cfg = self.config
@@ -78,5 +97,6 @@ class Runtime:
 def run_name(config: Config, agent_label: str | None = None) -> str:
     """The paper's ``<agent model>_<complexity model>_<judge model>`` (``human_...`` for a
     human baseline)."""
-    agent = agent_label or ("human" if config.run.agent == "human" else config.role("agent").label())
+    agent = agent_label or ("human" if config.run.agent == "human" else config.role("agent").label()
+                            + ("+rag" if config.run.agent == "rag" else ""))
     return "_".join([agent, config.role("complexity").label(), config.role("judge").label()])

@@ -99,10 +99,37 @@ class RunConfig(_Strict):
     name: str | None = None
     judge_retries: int = Field(2, ge=0, le=10)
     user: Literal["llm", "scripted"] = "llm"
-    agent: Literal["plain", "human", "replay"] = Field(
-        "plain", description="plain: the paper's agent; human: replay each task's agent_replies "
-        "(human baseline); replay: a stored run's replies (set by rejudge)")
+    agent: Literal["plain", "rag", "human", "replay"] = Field(
+        "plain", description="plain: the paper's agent; rag: the same with retrieved knowledge-base "
+        "passages; human: replay each task's agent_replies (human baseline); replay: a stored "
+        "run's replies (set by rejudge)")
     stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
+
+
+class RagConfig(_Strict):
+    """The RAG agent's knowledge base (docs/rag.md)."""
+
+    kb: str | None = Field(None, description="task set (name or JSONL) whose question + answer "
+                           "pairs form the knowledge base, e.g. the .kb.jsonl half of a split")
+    index_dir: str | None = Field(None, description="persistent chromadb folder (default: kb/ next to the store)")
+    k: int = Field(3, ge=1, le=20, description="passages retrieved per reply")
+
+
+class NtbConfig(_Strict):
+    """NoisyToolBench runs (docs/noisytoolbench.md)."""
+
+    protocol: Literal["auto", "text", "native"] = Field(
+        "auto", description="agent protocol; auto: text for embedded models, native tool calls otherwise")
+    max_steps: int = Field(12, ge=1, le=200, description="official: 12")
+    max_model_calls: int = Field(24, ge=1, le=400, description="official: 24")
+    threshold: float = Field(0.4, ge=0.0, le=1.0, description="A1 / user match cosine threshold "
+                             "(official code 0.4, paper 0.8)")
+    user: Literal["embedding", "llm"] = Field("embedding", description="llm: the user words the clarification")
+    a2_method: Literal["exact-set", "llm-judge"] = "exact-set"
+    api_simulator: bool = Field(True, description="LLM-simulated API responses when nothing recorded exists")
+    categories: list[Literal["IMKI", "IMR", "IwE", "IBTC"]] = ["IMKI", "IMR", "IwE", "IBTC"]
+    ids: list[int] | None = None
+    per_category: int | None = Field(None, ge=1, description="first N cases of each category")
 
 
 class Config(_Strict):
@@ -112,6 +139,8 @@ class Config(_Strict):
     cost: CostConfig = Field(default_factory=CostConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     run: RunConfig = Field(default_factory=RunConfig)
+    ntb: NtbConfig = Field(default_factory=NtbConfig)
+    rag: RagConfig = Field(default_factory=RagConfig)
 
     @field_validator("roles")
     @classmethod

@@ -47,21 +47,22 @@ class RoleClient:
     def model_name(self) -> str:
         return self.spec.model
 
-    async def complete(self, messages: Sequence[BaseMessage], purpose: str,
-                       response_format: dict[str, Any] | None = None) -> tuple[str, LLMCall]:
-        """Complete ``messages``; returns the text and the call record.
+    async def invoke(self, messages: Sequence[BaseMessage], purpose: str,
+                     **bind: Any) -> tuple[AIMessage, LLMCall]:
+        """One model call with optional bound request arguments (``response_format``,
+        ``tools``); returns the model's message and the call record.
 
-        Raises whatever the client raises after its own retries; the caller decides whether a
-        failure is fatal (agent, user) or recorded (judges).
+        Raises whatever the client raises after its own retries; the exception carries the
+        failed call record as ``exc.llm_call`` so callers that record failures can keep it.
         """
-        runnable = self.model.bind(response_format=response_format) if response_format else self.model
+        runnable = self.model.bind(**bind) if bind else self.model
         started = perf_counter()
         try:
             msg: AIMessage = await runnable.ainvoke(list(messages))
         except Exception as exc:
-            call = LLMCall(self.role, purpose, self.spec.model, latency_ms=(perf_counter() - started) * 1000,
-                           error=f"{type(exc).__name__}: {exc}"[:500])
-            exc.llm_call = call  # lets a judge record the failed call
+            exc.llm_call = LLMCall(self.role, purpose, self.spec.model,
+                                   latency_ms=(perf_counter() - started) * 1000,
+                                   error=f"{type(exc).__name__}: {exc}"[:500])
             raise
         usage = msg.usage_metadata or {}
         tin, tout = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -69,6 +70,13 @@ class RoleClient:
             self.role, purpose, self.spec.model, tin, tout, (perf_counter() - started) * 1000,
             cost=(tin * self.spec.input_price_per_mtok + tout * self.spec.output_price_per_mtok) / 1e6,
         )
+        return msg, call
+
+    async def complete(self, messages: Sequence[BaseMessage], purpose: str,
+                       response_format: dict[str, Any] | None = None) -> tuple[str, LLMCall]:
+        """Complete ``messages``; returns the text and the call record (see :meth:`invoke`)."""
+        msg, call = await (self.invoke(messages, purpose, response_format=response_format)
+                           if response_format else self.invoke(messages, purpose))
         text = msg.content if isinstance(msg.content, str) else str(msg.content)
         return text, call
 

@@ -34,7 +34,8 @@ def rejudge_config(source: dict[str, Any], role_overrides: dict[str, dict[str, A
     tree["run"].update(user="scripted", agent="replay", stop_on_solved=False, offset=0,
                        max_turns=max(n_turns, 1), name=None)
     config = Config.model_validate(tree)
-    label = "human" if source_agent == "human" else config.role("agent").label()
+    label = ("human" if source_agent == "human"
+             else config.role("agent").label() + ("+rag" if source_agent == "rag" else ""))
     config.run.name = run_name(config, agent_label=label)
     return config
 

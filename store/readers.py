@@ -118,3 +118,6 @@ class StoreReader:
         out = json.loads(rows[0]["parsed_json"])
         out["_model"], out["_prompt_version"] = rows[0]["model"], rows[0]["prompt_version"]
         return out
+
+    def llm_calls(self, interaction_id: str) -> list[dict[str, Any]]:
+        return self._rows("SELECT * FROM llm_calls WHERE interaction_id=? ORDER BY id", (interaction_id,))

@@ -117,3 +117,34 @@ def test_import_stackexchange_split_and_replay_as_human_baseline(tmp_path, endpo
                  "--limit", "6", "--max-turns", "50", "--quiet", *role_flags(endpoint.base_url)]) == 0
     run = StoreReader(store).runs()[0]
     assert run["kind"] == "human_baseline" and run["n_completed"] == 6
+
+
+def test_rag_agent_retrieves_from_the_kb_half_and_logs_passages(tmp_path, endpoint):
+    import gzip
+    rows = [json.loads(l) for l in gzip.open(
+        __import__("harness.datasets", fromlist=["BUILTIN"]).BUILTIN["lfrqa_technology"], "rt")][:30]
+    kb, test = tmp_path / "kb.jsonl", tmp_path / "test.jsonl"
+    kb.write_text("\n".join(json.dumps(r) for r in rows[:20]) + "\n")
+    test.write_text("\n".join(json.dumps({**r, "question": rows[i]["question"] + " (asked again)"})
+                              for i, r in enumerate(rows[:2])) + "\n")
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--agent", "rag", "--kb", str(kb), "--store", str(store), "--dataset", str(test),
+                 "--limit", "2", "--max-turns", "1", "--quiet", *role_flags(endpoint.base_url)]) == 0
+    reader = StoreReader(store)
+    run = reader.runs()[0]
+    assert run["name"].startswith("agent-fake+rag_")
+    for i in reader.interactions(run["id"]):
+        extra = json.loads(reader.turns(i["id"])[0]["extra_json"])["agent"]
+        assert len(extra["retrieved"]) == 3 and extra["embedding_model"].startswith("all-MiniLM")
+        distances = [r["distance"] for r in extra["retrieved"]]
+        assert distances == sorted(distances)
+        assert extra["retrieved"][0]["task_id"] == i["task_id"]  # the KB copy of this question ranks first
+    agent_prompts = [r for r in endpoint.requests if r["model"] == "agent-fake"]
+    assert all("knowledge_base_excerpts" in r["messages"][0]["content"] for r in agent_prompts)
+    assert (tmp_path / "kb").is_dir()
+
+
+def test_rag_without_kb_is_a_clear_error(tmp_path, tasks_file, endpoint, capsys):
+    assert main(["run", "--agent", "rag", "--store", str(tmp_path / "s.sqlite"), "--dataset",
+                 str(tasks_file), "--quiet", *role_flags(endpoint.base_url)]) == 2
+    assert "--kb" in capsys.readouterr().err
