@@ -128,7 +128,7 @@ class NtbConfig(_Strict):
     a2_method: Literal["exact-set", "llm-judge"] = "exact-set"
     api_simulator: bool = Field(True, description="LLM-simulated API responses when nothing recorded exists")
     categories: list[Literal["IMKI", "IMR", "IwE", "IBTC"]] = ["IMKI", "IMR", "IwE", "IBTC"]
-    ids: list[int] | None = None
+    ids: list[int | str] | None = Field(None, description="query ids (in every selected category) or keys like IMKI/3")
     per_category: int | None = Field(None, ge=1, description="first N cases of each category")
 
 

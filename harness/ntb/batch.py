@@ -1,0 +1,186 @@
+"""A NoisyToolBench batch: the 200 cases (or a selection) through the tool loop, resumable,
+every step stored as it happens, every case scored from its stored steps."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from graphs.protocols import LLMCall
+from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
+from harness.batch import Progress, ProgressFn, call_row, new_run, run_all
+from harness.compose import Runtime
+from harness.config import Config
+from harness.ntb import scoring
+from harness.ntb.agent import PROTOCOL_VERSION, NativeToolAgent, TextProtocolAgent
+from harness.ntb.apienv import ApiEnvironment
+from harness.ntb.cases import Case, case_key, load_cases
+from harness.ntb.user import SimulatedToolUser
+from store import StoreReader, StoreWriter
+
+DATASET = "noisytoolbench"
+
+
+class CaseEnvironment:
+    """Implements ``graphs.toolloop.ToolEnvironment``: one offline API environment per case."""
+
+    def __init__(self, simulator=None):
+        self.simulator = simulator
+        self._envs: dict[str, ApiEnvironment] = {}
+
+    async def call(self, case: Case, name: str, arguments: Any) -> Outcome:
+        env = self._envs.setdefault(case_key(case), ApiEnvironment(
+            case, self.simulator, prefer_simulator=self.simulator is not None))
+        result = await env.call(name, arguments)
+        return Outcome(result.observation, {"source": result.source, "error": result.error}, result.calls)
+
+
+class StoreStepSink:
+    """Implements ``graphs.toolloop.StepSink``: one turn row per step (the shared turn log)."""
+
+    def __init__(self, writer: StoreWriter):
+        self.writer = writer
+
+    def save_step(self, interaction_id: str, index: int, step: dict[str, Any], calls) -> None:
+        action = (step.get("text") if step["type"] != "call"
+                  else json.dumps({"name": step["name"], "arguments": step.get("arguments")}, ensure_ascii=False))
+        came_back = step.get("observation") if step["type"] == "call" else step.get("reply")
+        agent_calls = [c for c in calls if c.role == "agent"]
+        self.writer.save_turn(
+            {"interaction_id": interaction_id, "turn_index": index, "user_message": came_back,
+             "agent_message": action, "input_tokens": sum(c.input_tokens for c in agent_calls),
+             "output_tokens": sum(c.output_tokens for c in agent_calls),
+             "extra_json": json.dumps(step, ensure_ascii=False)},
+            [], [call_row(c, interaction_id, index) for c in calls])
+
+
+def selected_cases(config: Config) -> list[Case]:
+    """The configured categories and case ids, at most ``per_category`` cases of each."""
+    cases = load_cases(config.ntb.categories, config.ntb.ids)
+    if not config.ntb.per_category:
+        return cases
+    taken: Counter[str] = Counter()
+    kept = []
+    for c in cases:
+        if taken[c.category] < config.ntb.per_category:
+            taken[c.category] += 1
+            kept.append(c)
+    return kept
+
+
+class NtbBatch:
+    """Creates, runs and resumes NoisyToolBench runs in one store."""
+
+    def __init__(self, runtime: Runtime, writer: StoreWriter, reader: StoreReader,
+                 on_progress: ProgressFn | None = None):
+        self.runtime = runtime
+        self.config = runtime.config
+        self.writer, self.reader = writer, reader
+        self.on_progress = on_progress or (lambda p: None)
+
+    def protocol(self) -> str:
+        p = self.config.ntb.protocol
+        return ("text" if self.config.role("agent").embedded else "native") if p == "auto" else p
+
+    def create_run(self, cases: list[Case]) -> str:
+        if not cases:
+            raise ValueError("No NoisyToolBench cases selected; check --category and --case.")
+        cfg = self.config
+        name = cfg.run.name or f"{cfg.role('agent').label()}_ntb_{cfg.role('judge').label()}"
+        run_id = new_run(self.writer, cfg, name, "noisytoolbench", DATASET, scoring_data_sha(),
+                         PROTOCOL_VERSION, scoring.SCORER_VERSION)
+        self.writer.upsert_problems(
+            {"id": f"{DATASET}:{case_key(c)}", "dataset": DATASET, "task_id": case_key(c),
+             "question": c.query, "reference_answer": None,
+             "metadata_json": json.dumps({"category": c.category, "query_id": c.query_id})}
+            for c in cases)
+        for pos, c in enumerate(cases):
+            self.writer.start_interaction({"id": f"{run_id}:{case_key(c)}", "run_id": run_id,
+                                           "problem_id": f"{DATASET}:{case_key(c)}",
+                                           "position": pos, "status": "pending"})
+        return run_id
+
+    def _graph(self):
+        cfg = self.config
+        agent_client = self.runtime.client("agent")
+        agent = (TextProtocolAgent(agent_client, cfg.run.judge_retries) if self.protocol() == "text"
+                 else NativeToolAgent(agent_client))
+        from harness.embeddings import embed, model_id
+        user = SimulatedToolUser(embed, cfg.ntb.threshold, model_id(),
+                                 self.runtime.client("user") if cfg.ntb.user == "llm" else None)
+        env = CaseEnvironment(self.runtime.client("judge") if cfg.ntb.api_simulator else None)
+        return build_tool_loop_graph(agent, env, user, StoreStepSink(self.writer))
+
+    async def run(self, run_id: str) -> Progress:
+        self.writer.set_run_status(run_id, "running")
+        rows = self.reader.interactions(run_id)
+        todo = [r for r in rows if r["status"] != "completed"]
+        progress = Progress(total=len(rows), done=len(rows) - len(todo))
+        cases = {case_key(c): c for c in load_cases()}
+        graph = self._graph()
+        run = self.reader.run(run_id)
+        self.on_progress(progress)
+        return await run_all(self.writer, run_id, todo, self.config.run.concurrency, progress,
+                             lambda row: self._case(run, row, cases[row["task_id"]], graph, progress))
+
+    async def _case(self, run: dict, row: dict, case: Case, graph, progress: Progress) -> None:
+        iid, cfg = row["id"], self.config
+        self.writer.update_interaction(iid, status="running", error=None)
+        try:
+            stored = self.reader.turns(iid)
+            steps = [json.loads(t["extra_json"]) for t in stored]
+            stop = ("answered" if steps and steps[-1]["type"] == "answer"
+                    else "max_steps" if len(steps) >= cfg.ntb.max_steps else None)
+            if stop is None:
+                model_calls = self._model_calls(iid)
+                final = await graph.ainvoke(
+                    tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
+                    {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
+                stop, steps = final["stop_reason"], final["steps"]
+            self.writer.finish_interaction(iid, "completed", stop, len(steps))
+            figures = await self.score(case, steps)
+        except Exception as exc:  # the case fails; the batch goes on and can resume it
+            self.writer.finish_interaction(iid, "failed", None, len(self.reader.turns(iid)),
+                                           error=f"{type(exc).__name__}: {exc}"[:1000])
+            progress.failed += 1
+            self.on_progress(progress)
+            return
+        self.writer.replace_scores(run["id"], [score_row(iid, figures)])
+        progress.done += 1
+        progress.turns += len(steps)
+        self.on_progress(progress)
+
+    def _model_calls(self, iid: str) -> int:
+        return sum(1 for c in self.reader.llm_calls(iid) if c["role"] == "agent")
+
+    async def score(self, case: Case, steps: list[dict]) -> dict[str, Any]:
+        from harness.embeddings import embed
+        judge = self.runtime.structured_judge("judge")
+        return await scoring.score_case(case, steps, embedder=embed, threshold=self.config.ntb.threshold,
+                                        a2_method=self.config.ntb.a2_method, judge=judge)
+
+
+def score_row(interaction_id: str, figures: dict[str, Any]) -> dict[str, Any]:
+    return {"interaction_id": interaction_id, "scorer": "noisytoolbench",
+            "scorer_version": figures.get("scorer_version"), "formula": figures.get("a2_method"),
+            "weights_json": json.dumps({"threshold": figures.get("threshold"),
+                                        "embedding_model": figures.get("embedding_model")}),
+            "judge_model": figures.get("judge_model"), "complexity_model": None,
+            "prompt_version": figures.get("prompt_version"), "figures_json": json.dumps(figures, default=str)}
+
+
+def scoring_data_sha() -> str:
+    from harness.ntb.cases import data_sha256
+    return data_sha256()
+
+
+async def arun_ntb(runtime: Runtime, resume: str | None = None,
+                   on_progress: ProgressFn | None = None) -> tuple[str, Progress]:
+    config = runtime.config
+    writer, reader = StoreWriter(config.store), StoreReader(config.store, must_exist=False)
+    try:
+        batch = NtbBatch(runtime, writer, reader, on_progress)
+        run_id = reader.run(resume)["id"] if resume else batch.create_run(selected_cases(config))
+        return run_id, await batch.run(run_id)
+    finally:
+        writer.close()

@@ -1,0 +1,657 @@
+"""NoisyToolBench scores of one case (A1, A2, A3, Re, Steps) and their tables.
+
+The method is /work/shared/NOISYTOOLBENCH.md; the official code is github.com/Mysterchan/learning_to_ask
+(``single_chain_interaction.py`` for asking, ``tooleval/auto_evaluator.py`` for A2/A3).
+
+A case's step log, in order (what a run stores and a transcript holds)::
+
+    {"type": "ask", "text": str, "reply": str?}         the agent asked the user
+    {"type": "call", "name": str, "arguments": object | str | null, "observation": str?, "source": str?}
+    {"type": "answer", "text": str}                      final answer, or the tools' limitation
+    {"type": "think", "text": str}                       reasoning
+
+Metrics
+    **A1** (0/1): some ask matched the anticipated question: sentence-embedding cosine
+    ``>= threshold`` (official code: 0.4; the paper: 0.8; :data:`DEFAULT_THRESHOLD` is 0.4).
+    The embedding model is whatever ``embedder`` is (default :func:`harness.embeddings.embed`,
+    offline MiniLM, not the official ``bert-base-nli-stsb-mean-tokens``); its id is recorded.
+
+    **Re**: asks that did not match, plus matching asks after the first match (the official
+    counter). Lower is better.
+
+    **Steps**: every step of the log counts 1: each ask, each API call, each answer, each think.
+    The user's replies, the API observations and a ``thought`` field inside a step are not
+    steps. ``step_counts`` gives the count
+    per type, so a tool-calls-only figure (``step_counts["call"]``) is at hand. The official
+    code counts assistant messages instead (one message may carry several calls, and the final
+    ``Finish`` call is a message of its own), so Steps compare across harnesses only roughly.
+
+    **A2** (0/1): the expected calls were made with correct arguments.
+    ``exact-set`` (deterministic, the scoring recipe): the set of expected calls equals the set
+    of made calls, each call reduced to ``(name, normalise_arguments(arguments))`` where the
+    name is the case's callable name it resolves to (``resolve_api_name``: letter case,
+    punctuation, ToolBench's 64-character cut), else the name lower-cased; order and repeats
+    are ignored, an extra call fails. Two source cases name an API that is not among their
+    APIs (IMKI/40 ``club_profile_for_transfermarket``, IMR/26 ``ohclv_...``): no call of an
+    offered API can match them, so their exact-set A2 is always 0.
+    ``llm-judge`` (the official code): a judge decides whether every expected call was made
+    with correct arguments; order ignored, extra calls and extra optional arguments allowed.
+
+    **A3** (0/1): a judge says the final answer fulfils the user's (clarified) intent using
+    the API results. Official rule: A3 = 0 when A2 = 0 (no judge call then). No final answer
+    also gives A3 = 0 without a judge call (the official judge prompt says so).
+
+    Without a judge (``--no-judge``) A3 is None for every case, even where a rule would give
+    0 (A2 = 0, no answer, IBTC): filling in only the rule-decided zeros would bias its mean.
+
+    A judgment that fails (after :class:`harness.judges.StructuredJudge`'s bounded retries)
+    leaves its value ``None`` and is counted in ``failed_judgments``, never defaulted; A3 is
+    then ``None`` too when it depended on a failed A2.
+
+IBTC (instruction beyond the tools' capabilities)
+    IBTC cases expect no API call; the right behaviour is to say the request cannot be done.
+    A1 and Re are computed as for every case (the anticipated "question" is an apology; the
+    official code compares only asks, so a plain statement of the limitation is not an ask).
+
+    *Our convention* (default, ``ibtc-excluded``): IBTC cases are left out of the A2 and A3
+    means and reported on their own (:func:`tables` ``"ibtc"``), with ``limitation_stated``:
+    a judge's verdict on whether the agent told the user the request is beyond its tools
+    without inventing a result (``None`` when not judged).
+
+    *Official convention* (``official``): IBTC cases count in the A2/A3 means with the values
+    the official pipeline gives them, stored in the row's ``A2``/``A3``:
+
+    * A2 with ``llm-judge`` = 1 without a model call: with no expected call, none is missing,
+      and extra calls are allowed (the official judge answered Success on IBTC rows).
+      A2 with ``exact-set`` = 1 exactly when no API call was made (the empty set).
+    * A3 = 0 without a model call: the official judge fails a final answer unless it achieves
+      the user's instruction from API data, which an IBTC request cannot be by construction
+      (the official published IBTC rows are Failure).
+
+Prompts here are versioned by :data:`PROMPT_VERSION`; change any text and bump it.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict
+
+from graphs.protocols import Judgment
+from harness import embeddings
+from harness.judges import Reason, StructuredJudge
+from harness.ntb.cases import Case, case_key, normalise_arguments, resolve_api_name
+
+SCORER_NAME = "noisytoolbench"
+SCORER_VERSION = "ntb-1.0"
+PROMPT_VERSION = "ntb-judge-p1"
+DEFAULT_THRESHOLD = 0.4   # official code; the paper's recipe says 0.8
+PAPER_THRESHOLD = 0.8
+A2_METHODS = ("exact-set", "llm-judge")
+CATEGORIES = ("IMKI", "IMR", "IwE", "IBTC")
+IBTC = "IBTC"
+STEP_TYPES = ("ask", "call", "answer", "think")
+CONVENTIONS = ("ibtc-excluded", "official")
+DEFAULT_CONVENTION = "ibtc-excluded"
+CSV_FIELDS = ("query_id", "query", "steps", "redundant_asking", "A1", "A2", "A3", "reason", "category")
+OBSERVATION_CHARS = 600   # per API observation shown to a judge
+CALLS_CHARS = 4000        # all calls shown to a judge together
+TEXT_CHARS = 2000         # the final answer / one ask shown to a judge
+
+Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
+Step = Mapping[str, Any]
+
+CONVENTION_TEXT = {
+    "ibtc-excluded": "IBTC cases are excluded from the A2 and A3 means and reported separately "
+                     "(A1, Re and Steps include them).",
+    "official": "IBTC cases count in every mean, as in the official code: A2 = 1 (llm-judge: no "
+                "expected call is missing; exact-set: 1 iff no API call was made), A3 = 0 (an IBTC "
+                "request cannot be fulfilled from API data).",
+}
+
+
+# --- step logs ---------------------------------------------------------------------------------
+
+def validate_steps(steps: Any) -> list[str]:
+    """What is wrong with a step log, as ``steps[i].field: problem`` texts (empty if valid).
+
+    Checks the step types and the presence and JSON types of their fields; texts may be empty,
+    a call's ``arguments`` may be null (no arguments) and other fields (``thought``,
+    ``source``, ...) are allowed and ignored.
+    """
+    if not isinstance(steps, list):
+        return [f"steps must be a list, got {_json_type(steps)}"]
+    if not steps:
+        return ["steps is empty (a case needs at least one step)"]
+    errors: list[str] = []
+    for i, step in enumerate(steps):
+        where = f"steps[{i}]"
+        if not isinstance(step, dict):
+            errors.append(f"{where} must be an object, got {_json_type(step)}")
+            continue
+        kind = step.get("type")
+        if kind not in STEP_TYPES:
+            errors.append(f"{where}.type is {_json_type(kind)}, must be one of {', '.join(STEP_TYPES)}")
+            continue
+        if kind == "call":
+            errors += _check_text(step, "name", where, required=True)
+            if "arguments" not in step:
+                errors.append(f"{where}.arguments is missing (use {{}} or null for none)")
+            elif not isinstance(step["arguments"], (dict, str, type(None))):
+                errors.append(f"{where}.arguments must be an object, a JSON string or null, "
+                              f"got {_json_type(step['arguments'])}")
+            for key in ("observation", "source"):
+                errors += _check_text(step, key, where, required=False)
+        else:
+            errors += _check_text(step, "text", where, required=True)
+            if kind == "ask":
+                errors += _check_text(step, "reply", where, required=False)
+    return errors
+
+
+def step_counts(steps: Sequence[Step]) -> dict[str, int]:
+    """Steps per type (``ask``, ``call``, ``answer``, ``think``) and their ``total``."""
+    counts = {kind: sum(1 for s in steps if s.get("type") == kind) for kind in STEP_TYPES}
+    counts["total"] = sum(counts[k] for k in STEP_TYPES)
+    return counts
+
+
+def asks_of(steps: Sequence[Step]) -> list[str]:
+    """The texts of the agent's questions, in order."""
+    return [s["text"] for s in steps if s.get("type") == "ask"]
+
+
+def calls_of(steps: Sequence[Step]) -> list[Step]:
+    """The API call steps, in order."""
+    return [s for s in steps if s.get("type") == "call"]
+
+
+def final_answer(steps: Sequence[Step]) -> str | None:
+    """The text of the last ``answer`` step, or None when the agent never answered."""
+    answers = [s["text"] for s in steps if s.get("type") == "answer"]
+    return answers[-1] if answers else None
+
+
+# --- A1 and Re ---------------------------------------------------------------------------------
+
+def embedder_id(embedder: Embedder | None) -> str:
+    """The provenance id of an embedder: :func:`harness.embeddings.model_id` for the default,
+    else the callable's ``model_id`` (attribute or method), else its qualified name."""
+    if embedder is None or embedder is embeddings.embed:
+        return embeddings.model_id()
+    ident = getattr(embedder, "model_id", None)
+    if callable(ident):
+        ident = ident()
+    if isinstance(ident, str) and ident:
+        return ident
+    return f"{getattr(embedder, '__module__', '?')}.{getattr(embedder, '__qualname__', type(embedder).__name__)}"
+
+
+def ask_matches(asks: Sequence[str], expected_question: str, embedder: Embedder | None = None,
+                threshold: float = DEFAULT_THRESHOLD) -> list[dict[str, Any]]:
+    """Compare each ask with the anticipated question (the official rule).
+
+    Args:
+        asks: the agent's questions, in order.
+        expected_question: the case's anticipated clarifying question.
+        embedder: texts -> vectors; default :func:`harness.embeddings.embed`.
+        threshold: an ask matches when its cosine similarity is ``>=`` this (0 to 1).
+
+    Returns:
+        One ``{"text", "similarity", "matched", "redundant"}`` per ask. ``redundant`` is true
+        for an ask that does not match and for every match after the first.
+
+    Raises:
+        ValueError: a threshold outside 0..1, or an embedder returning the wrong count.
+    """
+    check_threshold(threshold)
+    if not asks:
+        return []
+    embed = embedder or embeddings.embed
+    vectors = list(embed([expected_question, *asks]))
+    if len(vectors) != len(asks) + 1:
+        raise ValueError(f"the embedder returned {len(vectors)} vectors for {len(asks) + 1} texts")
+    target, matched_before, out = vectors[0], False, []
+    for text, vector in zip(asks, vectors[1:]):
+        similarity = embeddings.cosine(target, vector)
+        matched = similarity >= threshold
+        out.append({"text": text, "similarity": round(similarity, 6), "matched": matched,
+                    "redundant": not matched or matched_before})
+        matched_before = matched_before or matched
+    return out
+
+
+def check_threshold(threshold: float) -> None:
+    """Raises ValueError unless ``threshold`` is a number from 0 to 1."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+        raise ValueError(f"threshold must be a number from 0 to 1, got {threshold!r}")
+
+
+# --- A2 (deterministic) ------------------------------------------------------------------------
+
+def call_key(name: str, arguments: Mapping[str, Any] | str | None,
+             case: Case | None = None) -> tuple[str, str]:
+    """The comparison key of a call: ``(name, normalise_arguments(arguments))``.
+
+    The name is the case's callable name it resolves to (:func:`resolve_api_name`: case,
+    punctuation, ToolBench's 64-character cut, an ``endswith`` match) when ``case`` is given
+    and it resolves, else the name lower-cased and stripped. Arguments that cannot be parsed
+    keep their text (so they match nothing that parses).
+    """
+    resolved = resolve_api_name(case, name) if case is not None else None
+    try:
+        args = normalise_arguments(arguments)
+    except (ValueError, TypeError):
+        args = "<unparsed> " + (arguments if isinstance(arguments, str) else repr(arguments)).strip()
+    return resolved or name.strip().lower(), args
+
+
+def a2_exact_set(expected_calls: Sequence[Mapping[str, Any]], made_calls: Sequence[Mapping[str, Any]],
+                 case: Case | None = None) -> tuple[int, str]:
+    """A2 by the scoring recipe: the set of expected calls equals the set of made calls
+    (keys of :func:`call_key`; order and repeats ignored, an extra call fails).
+
+    Returns:
+        ``(1 or 0, reason)``; the reason lists missing and unexpected calls.
+    """
+    expected = {call_key(c["name"], c["arguments"], case) for c in expected_calls}
+    made = {call_key(c["name"], c["arguments"], case) for c in made_calls}
+    if expected == made:
+        return 1, f"exact-set: the {len(made)} distinct call(s) made are the expected ones"
+    parts = []
+    if expected - made:
+        parts.append("missing " + "; ".join(f"{n}({a})" for n, a in sorted(expected - made)))
+    if made - expected:
+        parts.append("unexpected " + "; ".join(f"{n}({a})" for n, a in sorted(made - expected)))
+    return 0, _cut("exact-set: " + " | ".join(parts), 600)
+
+
+def ibtc_official_a2(made_calls: Sequence[Step], a2_method: str) -> tuple[int, str]:
+    """A2 of an IBTC case under the official convention (see the module docstring)."""
+    if a2_method == "llm-judge":
+        return 1, "IBTC: no expected call, so none is missing (extra calls allowed)"
+    if not made_calls:
+        return 1, "IBTC exact-set: no call expected, none made"
+    return 0, f"IBTC exact-set: no call expected, {len(made_calls)} made"
+
+
+NOT_JUDGED = "not judged (no judge)"
+IBTC_A3_REASON = "IBTC: A3 = 0 (an instruction beyond the tools cannot be fulfilled from API data)"
+
+
+# --- judges ------------------------------------------------------------------------------------
+
+class _Verdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CallsVerdict(_Verdict):
+    reason: str = Reason
+    all_expected_calls_made: bool
+
+
+class AnswerVerdict(_Verdict):
+    reason: str = Reason
+    fulfilled: bool
+
+
+class LimitationVerdict(_Verdict):
+    reason: str = Reason
+    limitation_stated: bool
+
+
+JUDGE_SYSTEM = ("You evaluate an AI agent that uses APIs to serve a user. Judge strictly from the "
+                "record you are given. Answer with JSON only, following the schema.")
+
+A2_TASK = """The user's request: {query}
+The user's clarification when asked: {clarification}
+
+Expected API calls (what a correct agent calls, given the clarification):
+{expected}
+
+API calls the agent made:
+{made}
+
+Were ALL the expected API calls made with correct arguments?
+Rules: the order of calls does not matter; extra calls are allowed; extra optional arguments are allowed; an API name may be truncated or spelt slightly differently and argument names may differ slightly, so match by meaning; argument VALUES must have the same meaning (for example "beaches in Hawaii" for "Hawaii" is fine), but a wrong value or a misspelt value (for example "Hawii" for "Hawaii", or another id) is a failure.
+Answer {{"reason": "<one sentence>", "all_expected_calls_made": true or false}}."""
+
+A3_TASK = """The user's request: {query}
+The user's clarification when asked: {clarification}
+
+The API calls the agent made and what they returned:
+{calls}
+
+The agent's final answer:
+{answer}
+
+Does the final answer fulfil the user's intent (the request as clarified) using the data the APIs returned? It fails if it does not achieve the request, or if it is made up rather than based on the API results.
+Answer {{"reason": "<one sentence>", "fulfilled": true or false}}."""
+
+LIMITATION_TASK = """The user's request: {query}
+
+The APIs the agent had: {apis}
+This request is beyond what these APIs can do.
+
+What the agent did:
+{record}
+
+Did the agent tell the user that it cannot do this request with its available tools, without inventing a result?
+Answer {{"reason": "<one sentence>", "limitation_stated": true or false}}."""
+
+
+def _messages(task: str) -> list[BaseMessage]:
+    return [SystemMessage(JUDGE_SYSTEM), HumanMessage(task)]
+
+
+async def judge_a2(judge: StructuredJudge, case: Case, made_calls: Sequence[Step]) -> Judgment:
+    """The official-style A2 judge (kind ``ntb_a2``); ``value`` is True when all expected calls
+    were made with correct arguments."""
+    task = A2_TASK.format(query=case.query, clarification=case.clarification,
+                          expected=_render_calls(case.expected_calls, observations=False),
+                          made=_render_calls(made_calls, observations=False))
+    return await judge.judge("ntb_a2", _messages(task), CallsVerdict, lambda v: v.all_expected_calls_made)
+
+
+async def judge_a3(judge: StructuredJudge, case: Case, steps: Sequence[Step]) -> Judgment:
+    """The A3 judge (kind ``ntb_a3``); ``value`` is True when the final answer fulfils the
+    user's intent using the API results."""
+    task = A3_TASK.format(query=case.query, clarification=case.clarification,
+                          calls=_render_calls(calls_of(steps), observations=True),
+                          answer=_cut(final_answer(steps) or "(none)", TEXT_CHARS))
+    return await judge.judge("ntb_a3", _messages(task), AnswerVerdict, lambda v: v.fulfilled)
+
+
+async def judge_limitation(judge: StructuredJudge, case: Case, steps: Sequence[Step]) -> Judgment:
+    """The IBTC judge (kind ``ntb_limitation``); ``value`` is True when the agent told the
+    user that the request is beyond its tools without inventing a result."""
+    task = LIMITATION_TASK.format(query=case.query, apis=_api_names(case), record=_render_record(steps))
+    return await judge.judge("ntb_limitation", _messages(task), LimitationVerdict,
+                             lambda v: v.limitation_stated)
+
+
+def _render_calls(calls: Sequence[Mapping[str, Any]], observations: bool) -> str:
+    if not calls:
+        return "(none)"
+    lines = []
+    for i, call in enumerate(calls, 1):
+        line = f"{i}. {call['name']} {_arguments_text(call['arguments'])}"
+        if observations:
+            line += "\n   returned: " + _cut(str(call.get("observation") or "(no response)"), OBSERVATION_CHARS)
+        lines.append(line)
+    return _cut("\n".join(lines), CALLS_CHARS)
+
+
+def _render_record(steps: Sequence[Step]) -> str:
+    """Asks (with replies), calls and answers as the user saw them; reasoning left out."""
+    lines = []
+    for step in steps:
+        kind = step.get("type")
+        if kind == "ask":
+            lines.append(f"- asked the user: {_cut(step['text'], TEXT_CHARS)}")
+            if step.get("reply"):
+                lines.append(f"  user replied: {_cut(step['reply'], TEXT_CHARS)}")
+        elif kind == "call":
+            lines.append(f"- called {step['name']} {_arguments_text(step['arguments'])}")
+        elif kind == "answer":
+            lines.append(f"- final answer: {_cut(step['text'], TEXT_CHARS)}")
+    return _cut("\n".join(lines) or "(nothing)", CALLS_CHARS)
+
+
+def _api_names(case: Case) -> str:
+    names = sorted({f"{a.get('tool_name', '?')}: {a.get('api_name', '?')}" for a in case.api_list or []})
+    return _cut("; ".join(names) or "(none)", 1500)
+
+
+def _arguments_text(arguments: Any) -> str:
+    if arguments is None:
+        return "{}"
+    if isinstance(arguments, str):
+        return arguments.strip()
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+
+
+# --- one case ----------------------------------------------------------------------------------
+
+def check_settings(threshold: float, a2_method: str) -> None:
+    """Raises ValueError for a threshold outside 0..1 or an unknown A2 method."""
+    check_threshold(threshold)
+    if a2_method not in A2_METHODS:
+        raise ValueError(f"unknown A2 method {a2_method!r}; choose one of {', '.join(A2_METHODS)}")
+
+
+class _Judged:
+    """Collects the judgments of one case: statuses, errors, reasons and call accounting."""
+
+    def __init__(self) -> None:
+        self.status: dict[str, str] = {}
+        self.errors: dict[str, str] = {}
+        self.reasons: list[str] = []
+        self.judgments: list[Judgment] = []
+
+    def rule(self, metric: str, value: int | None, reason: str, status: str = "rule") -> int | None:
+        self.status[metric] = status
+        self.reasons.append(f"{metric}: {reason}")
+        return value
+
+    def take(self, metric: str, judgment: Judgment) -> int | None:
+        self.judgments.append(judgment)
+        if judgment.ok:
+            self.status[metric] = "ok"
+            self.reasons.append(f"{metric}: {judgment.reason or ''}".rstrip())
+            return int(bool(judgment.value))
+        self.status[metric] = "failed"
+        self.errors[metric] = judgment.error or "judgment failed"
+        self.reasons.append(f"{metric}: judgment failed ({self.errors[metric]})")
+        return None
+
+
+async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | None = None,
+                     threshold: float = DEFAULT_THRESHOLD, a2_method: str = "exact-set",
+                     judge: StructuredJudge | None = None) -> dict[str, Any]:
+    """All scores of one case from its step log.
+
+    Args:
+        case: the NoisyToolBench case.
+        steps: the step log (see the module docstring); validated here.
+        embedder: texts -> vectors for A1; default :func:`harness.embeddings.embed`.
+        threshold: A1 similarity threshold (0.4 official code, 0.8 paper).
+        a2_method: ``exact-set`` or ``llm-judge`` (which needs ``judge``).
+        judge: a :class:`StructuredJudge` (role ``judge``) for A2 (``llm-judge``), A3 and the
+            IBTC limitation; None judges nothing: A3 and ``limitation_stated`` are None for
+            every case (rule-decided A3 values included).
+
+    Returns:
+        A row: ``case``, ``category``, ``query_id``, ``query``, ``steps`` (total),
+        ``redundant_asking``, ``A1``, ``A2``, ``A3`` (0/1 or None), ``reason``,
+        ``limitation_stated`` (IBTC only), ``step_counts``, ``asks`` (per ask: text,
+        similarity, matched, redundant), ``calls_made``, ``answered``, ``judged`` (metric ->
+        ``ok``/``failed``/``rule``/``not_judged``/``skipped``), ``failed_judgments``,
+        ``judge_errors``, ``judge_calls``, ``judge_input_tokens``, ``judge_output_tokens``,
+        ``judge_cost`` and the provenance: ``threshold``, ``embedding_model``, ``a2_method``,
+        ``judge_model`` (None when no model judged this case), ``prompt_version``,
+        ``scorer_version``.
+
+    Raises:
+        ValueError: bad settings, ``llm-judge`` without a judge, or an invalid step log.
+    """
+    check_settings(threshold, a2_method)
+    if a2_method == "llm-judge" and judge is None:
+        raise ValueError("a2_method 'llm-judge' needs a judge; use 'exact-set' to score without one")
+    problems = validate_steps(steps)
+    if problems:
+        raise ValueError(f"{case_key(case)}: invalid step log: " + "; ".join(problems[:5]))
+    matches = ask_matches(asks_of(steps), case.question_to_ask, embedder, threshold)
+    calls, answer, judged = calls_of(steps), final_answer(steps), _Judged()
+    limitation = None
+    if case.category == IBTC:
+        a2 = judged.rule("A2", *ibtc_official_a2(calls, a2_method))
+        if judge is None:
+            a3 = judged.rule("A3", None, NOT_JUDGED, "not_judged")
+            judged.rule("limitation", None, NOT_JUDGED, "not_judged")
+        else:
+            a3 = judged.rule("A3", 0, IBTC_A3_REASON)
+            limitation = judged.take("limitation", await judge_limitation(judge, case, steps))
+    else:
+        if a2_method == "exact-set":
+            a2 = judged.rule("A2", *a2_exact_set(case.expected_calls, calls, case))
+        else:
+            a2 = judged.take("A2", await judge_a2(judge, case, calls))
+        a3 = await _a3(case, steps, a2, answer, judge, judged)
+    counts = step_counts(steps)
+    calls_made = [c for j in judged.judgments for c in j.calls]
+    return {
+        "case": case_key(case), "category": case.category, "query_id": case.query_id,
+        "query": case.query, "steps": counts["total"],
+        "redundant_asking": sum(m["redundant"] for m in matches),
+        "A1": int(any(m["matched"] for m in matches)), "A2": a2, "A3": a3,
+        "reason": " | ".join(judged.reasons),
+        "limitation_stated": limitation, "step_counts": counts, "asks": matches,
+        "calls_made": len(calls), "answered": answer is not None,
+        "judged": judged.status, "failed_judgments": sum(v == "failed" for v in judged.status.values()),
+        "judge_errors": judged.errors, "judge_calls": len(calls_made),
+        "judge_input_tokens": sum(c.input_tokens for c in calls_made),
+        "judge_output_tokens": sum(c.output_tokens for c in calls_made),
+        "judge_cost": sum(c.cost for c in calls_made),
+        "threshold": threshold, "embedding_model": embedder_id(embedder), "a2_method": a2_method,
+        "judge_model": judge.client.model_name if judged.judgments else None,
+        "prompt_version": PROMPT_VERSION, "scorer_version": SCORER_VERSION,
+    }
+
+
+async def _a3(case: Case, steps: Sequence[Step], a2: int | None, answer: str | None,
+              judge: StructuredJudge | None, judged: _Judged) -> int | None:
+    """A3 of a non-IBTC case: None without a judge; else the rules (A2 = 0, A2 failed, no
+    answer), then the judge."""
+    if judge is None:
+        return judged.rule("A3", None, NOT_JUDGED, "not_judged")
+    if a2 == 0:
+        return judged.rule("A3", 0, "0 because A2 = 0 (official rule)")
+    if a2 is None:
+        return judged.rule("A3", None, "not judged: the A2 judgment failed", "skipped")
+    if answer is None:
+        return judged.rule("A3", 0, "0: no final answer")
+    return judged.take("A3", await judge_a3(judge, case, steps))
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+def _mean(values: Iterable[float | int | None]) -> tuple[float | None, int]:
+    vals = [v for v in values if v is not None]
+    return (sum(vals) / len(vals) if vals else None), len(vals)
+
+
+def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Means of A1, A2, A3, Re, Steps over ``rows`` and their counts.
+
+    ``n`` counts the rows, ``n_A2``/``n_A3`` the values averaged (None values are left out),
+    ``failed_A2``/``failed_A3`` the failed judgments among them (never defaulted) and
+    ``failed_judgments`` all failed judgments of the rows (the IBTC limitation included).
+    """
+    out: dict[str, Any] = {"n": len(rows)}
+    out["A1"], _ = _mean(r["A1"] for r in rows)
+    for metric in ("A2", "A3"):
+        out[metric], out[f"n_{metric}"] = _mean(r[metric] for r in rows)
+        out[f"failed_{metric}"] = sum(r["judged"].get(metric) == "failed" for r in rows)
+    out["Re"], _ = _mean(r["redundant_asking"] for r in rows)
+    out["Steps"], _ = _mean(r["steps"] for r in rows)
+    out["failed_judgments"] = sum(r["failed_judgments"] for r in rows)
+    return out
+
+
+def overall(rows: Sequence[Mapping[str, Any]], convention: str = DEFAULT_CONVENTION) -> dict[str, Any]:
+    """:func:`summarise` of all rows; under ``ibtc-excluded`` the A2/A3 figures are those of
+    the non-IBTC rows only.
+
+    Raises:
+        ValueError: an unknown convention.
+    """
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown IBTC convention {convention!r}; choose one of {', '.join(CONVENTIONS)}")
+    stats = summarise(rows)
+    if convention == "ibtc-excluded":
+        kept = summarise([r for r in rows if r["category"] != IBTC])
+        stats.update({k: kept[k] for m in ("A2", "A3") for k in (m, f"n_{m}", f"failed_{m}")})
+    return stats
+
+
+def tables(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-category, overall and IBTC tables of :func:`score_case` rows.
+
+    Returns:
+        ``per_category``: {IMKI, IMR, IwE present: :func:`summarise` stats};
+        ``ibtc``: stats of the IBTC rows (A2/A3 as the official convention sets them) plus
+        ``limitation_stated`` (mean) and ``n_limitation``/``failed_limitation``, or None when
+        there is no IBTC row;
+        ``overall``: {``ibtc-excluded``: stats with A2/A3 over non-IBTC rows, ``official``:
+        stats over all rows};
+        ``convention``: {``default``: ``ibtc-excluded``, and a text per convention};
+        ``provenance``: sorted distinct thresholds, embedding models, A2 methods, judge models,
+        prompt and scorer versions of the rows.
+    """
+    per_category = {c: summarise([r for r in rows if r["category"] == c])
+                    for c in CATEGORIES if c != IBTC and any(r["category"] == c for r in rows)}
+    ibtc_rows = [r for r in rows if r["category"] == IBTC]
+    ibtc = None
+    if ibtc_rows:
+        ibtc = summarise(ibtc_rows)
+        ibtc["limitation_stated"], ibtc["n_limitation"] = _mean(r.get("limitation_stated") for r in ibtc_rows)
+        ibtc["failed_limitation"] = sum(r["judged"].get("limitation") == "failed" for r in ibtc_rows)
+    provenance = {key: sorted({r.get(key) for r in rows if r.get(key) is not None}, key=str)
+                  for key in ("threshold", "embedding_model", "a2_method", "judge_model",
+                              "prompt_version", "scorer_version")}
+    return {"per_category": per_category, "ibtc": ibtc,
+            "overall": {c: overall(rows, c) for c in CONVENTIONS},
+            "convention": {"default": DEFAULT_CONVENTION, **CONVENTION_TEXT},
+            "provenance": provenance}
+
+
+# --- CSV ---------------------------------------------------------------------------------------
+
+def write_csv(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
+    """Write the official CSV columns (``query_id, query, steps, redundant_asking, A1, A2, A3,
+    reason``) plus ``category``, one row per case; None is an empty cell. Atomic: written to a
+    temporary file beside ``path`` and renamed over it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(CSV_FIELDS)
+            for row in rows:
+                writer.writerow(["" if row.get(k) is None else row[k] for k in CSV_FIELDS])
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _check_text(step: dict, key: str, where: str, required: bool) -> list[str]:
+    """Strings may be empty: a small model's empty answer is scored, not rejected."""
+    value = step.get(key)
+    if value is None:
+        return [f"{where}.{key} is missing"] if required else []
+    if not isinstance(value, str):
+        return [f"{where}.{key} must be a string, got {_json_type(value)}"]
+    return []
+
+
+def _json_type(value: Any) -> str:
+    for kind, name in ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"),
+                       (list, "a list"), (dict, "an object")):
+        if isinstance(value, kind):
+            return f"{name} ({json.dumps(value)[:40]})" if kind in (str, int, float) else name
+    return "null" if value is None else type(value).__name__

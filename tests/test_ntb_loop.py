@@ -1,0 +1,192 @@
+"""The NoisyToolBench tool loop on real cases, with scripted agents (fake chat models) through
+the real graph, API environment, simulated user, store and scorer."""
+import asyncio
+import json
+
+import pytest
+
+from harness.compose import Runtime
+from harness.config import load_config
+from harness.ntb.agent import NativeToolAgent, TextProtocolAgent
+from harness.ntb.batch import arun_ntb
+from harness.ntb.cases import load_case
+from store import StoreReader
+from tests.fakes import ScriptedChatModel
+
+
+def agent_script(plan):
+    """A text-protocol agent following ``plan(case_query, step_number) -> action dict``."""
+    def respond(messages, kwargs):
+        step = sum(1 for m in messages if m.type == "ai") + 1
+        action = plan(str(messages[1].content), step)
+        return json.dumps({"thought": "", "api_name": "", "arguments": {}, "text": "", **action})
+    return respond
+
+
+def judge_approves(messages, kwargs):
+    name = kwargs["response_format"]["json_schema"]["name"]
+    field = {"CallsVerdict": "all_expected_calls_made", "AnswerVerdict": "fulfilled",
+             "LimitationVerdict": "limitation_stated"}[name]
+    return json.dumps({"reason": "ok", field: True})
+
+
+def run_cases(tmp_path, plan, ids, **ntb):
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
+                                 "ntb": {"ids": ids, "api_simulator": False, **ntb}})
+    models = {"agent": agent_script(plan), "judge": judge_approves}
+
+    def factory(role, spec):
+        return ScriptedChatModel(responder=models[role], prompts=[])
+    with Runtime(cfg, factory) as runtime:
+        run_id, progress = asyncio.run(arun_ntb(runtime))
+    reader = StoreReader(cfg.store)
+    return reader, run_id, {s["interaction_id"].split(":", 1)[1]: s["figures"] for s in reader.scores(run_id, "noisytoolbench")}
+
+
+def ideal(case_key):
+    case = load_case(case_key)
+
+    def plan(query, step):
+        if step == 1:
+            return {"action": "ask_user", "text": case.question_to_ask}
+        if step - 2 < len(case.expected_calls):
+            call = case.expected_calls[step - 2]
+            return {"action": "call_api", "api_name": call["resolved_name"] or call["name"],
+                    "arguments": call["arguments"]}
+        return {"action": "final_answer", "text": "Here are the results you asked for."}
+    return plan
+
+
+def test_ideal_agent_scores_full_marks_and_every_step_is_stored(tmp_path):
+    reader, run_id, figures = run_cases(tmp_path, ideal("IMKI/2"), ["IMKI/2"])
+    f = figures["IMKI/2"]
+    assert (f["A1"], f["A2"], f["A3"], f["redundant_asking"]) == (1, 1, 1, 0)
+    i = reader.interactions(run_id)[0]
+    steps = [json.loads(t["extra_json"]) for t in reader.turns(i["id"])]
+    assert [s["type"] for s in steps] == ["ask", "call", "answer"]
+    assert steps[0]["matched"] and steps[0]["reply"] == load_case("IMKI/2").clarification
+    assert steps[1]["source"] == "recorded" and i["stop_reason"] == "answered"
+    assert f["threshold"] == 0.4 and f["embedding_model"].startswith("all-MiniLM")
+
+
+def test_agent_that_never_asks_scores_a1_zero(tmp_path):
+    case = load_case("IMKI/1")
+
+    def plan(query, step):
+        if step == 1:
+            call = case.expected_calls[0]
+            return {"action": "call_api", "api_name": call["resolved_name"], "arguments": {"date1": "12-01-2022", "date2": "12-31-2022"}}
+        return {"action": "final_answer", "text": "Done."}
+    _, _, figures = run_cases(tmp_path, plan, ["IMKI/1"])
+    assert figures["IMKI/1"]["A1"] == 0 and figures["IMKI/1"]["A2"] == 0
+
+
+def test_two_unrelated_questions_count_as_redundant(tmp_path):
+    def plan(query, step):
+        if step <= 2:
+            return {"action": "ask_user", "text": ["What is your favourite colour?", "Do you like cats?"][step - 1]}
+        return {"action": "final_answer", "text": "I could not help."}
+    reader, run_id, figures = run_cases(tmp_path, plan, ["IMKI/1"])
+    assert figures["IMKI/1"]["redundant_asking"] == 2 and figures["IMKI/1"]["A1"] == 0
+    steps = [json.loads(t["extra_json"]) for t in reader.turns(reader.interactions(run_id)[0]["id"])]
+    assert steps[0]["reply"].startswith("Sorry, I cannot provide relevant information")
+
+
+def test_ibtc_limitation_is_reported_separately(tmp_path):
+    def plan(query, step):
+        return {"action": "final_answer", "text": "Sorry, the available APIs cannot do this."}
+    _, _, figures = run_cases(tmp_path, plan, ["IBTC/1"])
+    f = figures["IBTC/1"]
+    assert f["category"] == "IBTC" and f["limitation_stated"] in (1, True)
+
+
+def test_step_cap_stops_the_loop(tmp_path):
+    def plan(query, step):
+        return {"action": "ask_user", "text": f"Question number {step}?"}
+    reader, run_id, figures = run_cases(tmp_path, plan, ["IMR/1"], max_steps=4)
+    i = reader.interactions(run_id)[0]
+    assert i["stop_reason"] == "max_steps" and len(reader.turns(i["id"])) == 4
+
+
+def test_invalid_text_actions_are_retried_then_recorded(tmp_path):
+    def plan(query, step):
+        return {"action": "dance"}
+    reader, run_id, figures = run_cases(tmp_path, plan, ["IMKI/2"])
+    i = reader.interactions(run_id)[0]
+    steps = [json.loads(t["extra_json"]) for t in reader.turns(i["id"])]
+    assert steps[-1]["type"] == "answer" and "unusable action" in steps[-1]["agent_error"]
+    assert len([c for c in reader.llm_calls(i["id"]) if c["role"] == "agent"]) == 3
+
+
+def test_native_tool_calls_path():
+    from langchain_core.messages import AIMessage
+    from harness.config import ModelSpec
+    from harness.llm import RoleClient
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    class ToolCaller(ScriptedChatModel):
+        def bind_tools(self, tools, **kw):
+            return self.bind(tools=tools)
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            self.prompts.append((messages, kwargs))
+            names = [t["function"]["name"] for t in kwargs["tools"]]
+            msg = AIMessage("", tool_calls=[{"name": "ask_user", "args": {"question": "Which year?"}, "id": "c1"}])
+            assert "ask_user" in names and "final_answer" in names
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    model = ToolCaller(responder=None, prompts=[])
+    agent = NativeToolAgent(RoleClient("agent", ModelSpec(), model))
+    action = asyncio.run(agent.act(load_case("IMKI/1"), []))
+    assert action.kind == "ask" and action.text == "Which year?"
+    steps = [{"type": "ask", "text": "Which year?", "reply": "Year 2023"}]
+    msgs = agent.messages(load_case("IMKI/1"), steps)
+    assert msgs[-1].type == "tool" and "Year 2023" in msgs[-1].content
+
+
+def test_cli_run_export_rescore_transcripts_and_compare(tmp_path, capsys):
+    import csv
+    from harness.cli import main
+    from harness.ntb.cases import load_cases
+    from tests.fake_openai_server import FakeOpenAIServer
+    by_query = {c.query: c for c in load_cases()}
+
+    def responders(role):
+        if role == "agent":
+            def respond(messages, body):
+                case = by_query[str(messages[1].content)]
+                return agent_script(ideal(case.key))(messages, body)
+            return respond
+        return judge_approves
+
+    with FakeOpenAIServer(responders) as server:
+        flags = []
+        for r in ("agent", "judge"):
+            flags += ["--role", f"{r}.base_url={server.base_url}", "--role", f"{r}.model={r}-fake"]
+        store, out = tmp_path / "s.sqlite", tmp_path / "out"
+        assert main(["ntb", "run", "--store", str(store), "--case", "IMKI/2", "--case", "IMR/2",
+                     "--case", "IBTC/2", "--protocol", "text", "--no-api-simulator", "--quiet",
+                     "--out", str(out), *flags]) == 0
+        printed = capsys.readouterr().out
+        assert "IMKI" in printed and "overall (off.)" in printed
+        with open(out / "cases.csv") as f:
+            stored = {(r["category"], r["query_id"]): r for r in csv.DictReader(f)}
+        assert list(next(iter(stored.values())))[:8] == ["query_id", "query", "steps", "redundant_asking",
+                                                         "A1", "A2", "A3", "reason"]
+        assert stored[("IMKI", "2")]["A1"] == "1" and stored[("IMKI", "2")]["A3"] == "1"
+        # the exported transcripts score identically, with and without the judge
+        assert main(["score", "noisytoolbench", "--transcripts", str(out / "transcripts.jsonl"),
+                     "--out", str(tmp_path / "again.csv"), *flags]) == 0
+        with open(tmp_path / "again.csv") as f:
+            again = {(r["category"], r["query_id"]): r for r in csv.DictReader(f)}
+        keys = ("steps", "redundant_asking", "A1", "A2", "A3")
+        assert {k: {m: v[m] for m in keys} for k, v in again.items()} == \
+            {k: {m: v[m] for m in keys} for k, v in stored.items()}
+        n_requests = len(server.requests)
+        assert main(["score", "noisytoolbench", "--no-judge", "--transcripts", str(out / "transcripts.jsonl"),
+                     "--out", str(tmp_path / "nojudge.csv")]) == 0
+        assert len(server.requests) == n_requests
+        run_id = StoreReader(store).runs()[0]["id"]
+        capsys.readouterr()
+        assert main(["ntb", "compare", "--store", str(store), run_id, run_id]) == 0
+        assert "McNemar exact p = 1" in capsys.readouterr().out
