@@ -320,7 +320,8 @@ def cmd_ntb_run(args: argparse.Namespace) -> int:
     else:
         ntb = {k: v for k, v in {"categories": args.category, "ids": args.case, "per_category": args.per_category,
                                  "protocol": args.protocol, "threshold": args.threshold,
-                                 "a2_method": args.a2_method, "user": args.user}.items() if v is not None}
+                                 "a2_method": args.a2_method, "user": args.user,
+                                 "max_steps": args.max_steps}.items() if v is not None}
         if args.no_api_simulator:
             ntb["api_simulator"] = False
         config = _build_config(args, {"concurrency": args.concurrency, "name": args.name}, {"ntb": ntb})
@@ -509,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agent protocol (auto: JSON text protocol for embedded models, tool calls otherwise)")
     p.add_argument("--threshold", type=float, help="question-match cosine threshold (official code 0.4, paper 0.8)")
     p.add_argument("--a2-method", choices=["exact-set", "llm-judge"])
+    p.add_argument("--max-steps", type=int, help="steps per case (official: 12)")
     p.add_argument("--user", choices=["embedding", "llm"], help="llm: the user words the clarification")
     p.add_argument("--no-api-simulator", action="store_true",
                    help="never let an LLM simulate an API without a recorded response")

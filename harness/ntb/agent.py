@@ -21,6 +21,7 @@ from harness.llm import RoleClient
 from harness.ntb.cases import Case, openai_tools
 
 PROTOCOL_VERSION = "ntb-agent-1"
+THOUGHT_CHARS = 160  # short reasoning: output tokens are most of a step's time on a CPU
 
 SYSTEM = """You help a user by calling APIs. Available APIs:
 {apis}
@@ -31,7 +32,7 @@ At each step choose exactly one action:
 - final_answer: answer the user from the API results, or explain that the request cannot be done with the available APIs."""
 
 TEXT_FORMAT = """
-Answer with one JSON object: {"thought": "<short reasoning>", "action": "call_api" | "ask_user" | "final_answer", "api_name": "<API name, or empty>", "arguments": {<API arguments, or empty>}, "text": "<your question or final answer, or empty>"}"""
+Answer with one JSON object: {"thought": "<one short sentence>", "action": "call_api" | "ask_user" | "final_answer", "api_name": "<API name, or empty>", "arguments": {<API arguments, or empty>}, "text": "<your question or final answer, or empty>"}"""
 
 ASK_TOOL = {"type": "function", "function": {
     "name": "ask_user", "description": "Ask the user one clarifying question.",
@@ -55,7 +56,7 @@ def describe_apis(tools: Sequence[dict]) -> str:
 
 class _TextAction(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    thought: str = Field(max_length=400)
+    thought: str = Field(max_length=THOUGHT_CHARS)
     action: str
     api_name: str
     arguments: dict[str, Any]
@@ -65,7 +66,7 @@ class _TextAction(BaseModel):
 def text_action_schema(api_names: Sequence[str]) -> dict:
     return {"type": "json_schema", "json_schema": {"name": "action", "strict": False, "schema": {
         "type": "object", "additionalProperties": False,
-        "properties": {"thought": {"type": "string", "maxLength": 400},
+        "properties": {"thought": {"type": "string", "maxLength": THOUGHT_CHARS},
                        "action": {"enum": ["call_api", "ask_user", "final_answer"]},
                        "api_name": {"enum": [*api_names, ""]},
                        "arguments": {"type": "object"},

@@ -8,7 +8,7 @@ from store import StoreReader
 
 def test_one_case_per_category_on_the_embedded_model(tmp_path, capsys):
     store = tmp_path / "s.sqlite"
-    rc = main(["ntb", "run", "--store", str(store), "--per-category", "1", "--quiet",
+    rc = main(["ntb", "run", "--store", str(store), "--per-category", "1", "--max-steps", "4", "--quiet",
                "--out", str(tmp_path / "out")])
     assert rc == 0, capsys.readouterr()
     reader = StoreReader(store)
@@ -16,7 +16,7 @@ def test_one_case_per_category_on_the_embedded_model(tmp_path, capsys):
     assert run["kind"] == "noisytoolbench" and run["n_completed"] == 4
     for i in reader.interactions(run["id"]):
         steps = [json.loads(t["extra_json"]) for t in reader.turns(i["id"])]
-        assert 1 <= len(steps) <= 12 and i["stop_reason"] in ("answered", "max_steps", "max_model_calls")
+        assert 1 <= len(steps) <= 4 and i["stop_reason"] in ("answered", "max_steps", "max_model_calls")
         for s in steps:
             assert s["type"] in ("ask", "call", "answer")
             if s["type"] == "call":
