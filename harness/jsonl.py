@@ -49,3 +49,12 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, Any]], list[str], str]:
         except json.JSONDecodeError as exc:
             problems.append(f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})")
     return rows, problems, digest
+
+
+def json_type(value: Any) -> str:
+    """How a JSON value reads in an error message ("a string ("abc")", "a list", "null")."""
+    for kind, name in ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"),
+                       (list, "a list"), (dict, "an object")):
+        if isinstance(value, kind):
+            return f"{name} ({json.dumps(value)[:40]})" if kind in (str, int, float) else name
+    return "null" if value is None else type(value).__name__

@@ -31,7 +31,7 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
         f"- name: `{run['name']}` (agent_complexity_judge)",
         f"- dataset: {run['dataset']} (sha256 {run['dataset_sha256'][:12]}), "
         f"{len(interactions)} interactions, status {run['status']}",
-        f"- models: " + ", ".join(f"{r}={m}" for r, m in models.items()),
+        "- models: " + ", ".join(f"{r}={m}" for r, m in models.items()),
         f"- prompt version {run['prompt_version']}, scorer version {run['scorer_version']}, "
         f"formula {run['config'].get('scoring', {}).get('formula', 'paper')}, code {run['code_version']}",
         "", "## Summary", "",

@@ -32,7 +32,7 @@ from graphs.protocols import Judgment, Message, Problem
 from harness import prompts
 from harness.compose import Runtime
 from harness.judges import SelfScoreJudges, judge_complexity
-from harness.jsonl import JsonlError, read_jsonl
+from harness.jsonl import JsonlError, json_type, read_jsonl
 from harness.preprocess import extraction_messages
 from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
 
@@ -87,7 +87,7 @@ def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None
         why = "required with --no-judge" if no_judge else "no runtime given to judge it"
         problems = [f"line {n}: {field} is missing ({why})"
                     for n, row in rows for field in missing_fields(row)]
-        _raise_if(problems, path)
+        raise_problems(problems, path)
     judging = _Judging(runtime, concurrency) if runtime is not None and not no_judge else None
     records = [_start_record(row) for _, row in rows]
     if judging is not None:
@@ -129,20 +129,20 @@ def read_transcripts(path: Path) -> list[tuple[int, dict[str, Any]]]:
         rows.append((n, row))
     if not rows and not problems:
         problems.append("no interactions (the file is empty)")
-    _raise_if(problems, path)
+    raise_problems(problems, path)
     return rows
 
 
 def validate_row(row: Any) -> list[str]:
     """What is wrong with one parsed line, as ``field: problem`` texts (empty if valid)."""
     if not isinstance(row, dict):
-        return [f"expected a JSON object, got {_json_type(row)}"]
+        return [f"expected a JSON object, got {json_type(row)}"]
     errors = [e for key in ("id", "question") for e in _check_text(row, key, key, required=True)]
     errors += _check_text(row, "problem", "problem", required=False)
     complexity = row.get("complexity")
     if complexity is not None:
         if not isinstance(complexity, dict):
-            errors.append(f"complexity must be an object, got {_json_type(complexity)}")
+            errors.append(f"complexity must be an object, got {json_type(complexity)}")
         else:
             for key in COMPLEXITY_KEYS:
                 if complexity.get(key) is None:
@@ -153,13 +153,13 @@ def validate_row(row: Any) -> list[str]:
     if turns is None:
         return errors + ["turns is missing"]
     if not isinstance(turns, list):
-        return errors + [f"turns must be a list, got {_json_type(turns)}"]
+        return errors + [f"turns must be a list, got {json_type(turns)}"]
     if not turns:
         return errors + ["turns is empty (an interaction needs at least one turn)"]
     for i, turn in enumerate(turns):
         where = f"turns[{i}]"
         if not isinstance(turn, dict):
-            errors.append(f"{where} must be an object, got {_json_type(turn)}")
+            errors.append(f"{where} must be an object, got {json_type(turn)}")
             continue
         for key in ("user", "agent"):
             errors += _check_text(turn, key, f"{where}.{key}", required=True, allow_empty=True)
@@ -167,7 +167,7 @@ def validate_row(row: Any) -> list[str]:
             if turn.get(key) is not None:
                 errors += _check_number(turn[key], f"{where}.{key}", 1, 10)
         if turn.get("solved") is not None and not isinstance(turn["solved"], bool):
-            errors.append(f"{where}.solved must be true or false, got {_json_type(turn['solved'])}")
+            errors.append(f"{where}.solved must be true or false, got {json_type(turn['solved'])}")
         for key in ("input_tokens", "output_tokens"):
             if turn.get(key) is not None:
                 errors += _check_number(turn[key], f"{where}.{key}", 0, None)
@@ -192,7 +192,7 @@ def _check_text(row: dict, key: str, where: str, required: bool,
     if value is None:
         return [f"{where} is missing"] if required else []
     if not isinstance(value, str):
-        return [f"{where} must be a string, got {_json_type(value)}"]
+        return [f"{where} must be a string, got {json_type(value)}"]
     if not allow_empty and not value.strip():
         return [f"{where} is empty"]
     return []
@@ -202,22 +202,15 @@ def _check_number(value: Any, where: str, low: float, high: float | None,
                   integer: bool = True) -> list[str]:
     kinds = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kinds):
-        return [f"{where} must be {'an integer' if integer else 'a number'}, got {_json_type(value)}"]
+        return [f"{where} must be {'an integer' if integer else 'a number'}, got {json_type(value)}"]
     if value < low or (high is not None and value > high):
         bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
         return [f"{where} is {value}, must be {bounds}"]
     return []
 
 
-def _json_type(value: Any) -> str:
-    for kind, name in ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"),
-                       (list, "a list"), (dict, "an object")):
-        if isinstance(value, kind):
-            return f"{name} ({json.dumps(value)[:40]})" if kind in (str, int, float) else name
-    return "null" if value is None else type(value).__name__
-
-
-def _raise_if(problems: list[str], path: Path) -> None:
+def raise_problems(problems: list[str], path: Path) -> None:
+    """Raise :class:`TranscriptError` listing up to ``MAX_LISTED`` problems, if there are any."""
     if not problems:
         return
     shown = problems[:MAX_LISTED]

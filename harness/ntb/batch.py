@@ -6,7 +6,6 @@ import json
 from collections import Counter
 from typing import Any
 
-from graphs.protocols import LLMCall
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
 from harness.batch import Progress, ProgressFn, call_row, new_run, run_all
 from harness.compose import Runtime

@@ -85,6 +85,7 @@ from pydantic import BaseModel, ConfigDict
 from graphs.protocols import Judgment
 from harness import embeddings
 from harness.judges import Reason, StructuredJudge
+from harness.jsonl import json_type
 from harness.ntb.cases import Case, case_key, normalise_arguments, resolve_api_name
 
 SCORER_NAME = "noisytoolbench"
@@ -125,18 +126,18 @@ def validate_steps(steps: Any) -> list[str]:
     ``source``, ...) are allowed and ignored.
     """
     if not isinstance(steps, list):
-        return [f"steps must be a list, got {_json_type(steps)}"]
+        return [f"steps must be a list, got {json_type(steps)}"]
     if not steps:
         return ["steps is empty (a case needs at least one step)"]
     errors: list[str] = []
     for i, step in enumerate(steps):
         where = f"steps[{i}]"
         if not isinstance(step, dict):
-            errors.append(f"{where} must be an object, got {_json_type(step)}")
+            errors.append(f"{where} must be an object, got {json_type(step)}")
             continue
         kind = step.get("type")
         if kind not in STEP_TYPES:
-            errors.append(f"{where}.type is {_json_type(kind)}, must be one of {', '.join(STEP_TYPES)}")
+            errors.append(f"{where}.type is {json_type(kind)}, must be one of {', '.join(STEP_TYPES)}")
             continue
         if kind == "call":
             errors += _check_text(step, "name", where, required=True)
@@ -144,7 +145,7 @@ def validate_steps(steps: Any) -> list[str]:
                 errors.append(f"{where}.arguments is missing (use {{}} or null for none)")
             elif not isinstance(step["arguments"], (dict, str, type(None))):
                 errors.append(f"{where}.arguments must be an object, a JSON string or null, "
-                              f"got {_json_type(step['arguments'])}")
+                              f"got {json_type(step['arguments'])}")
             for key in ("observation", "source"):
                 errors += _check_text(step, key, where, required=False)
         else:
@@ -645,13 +646,8 @@ def _check_text(step: dict, key: str, where: str, required: bool) -> list[str]:
     if value is None:
         return [f"{where}.{key} is missing"] if required else []
     if not isinstance(value, str):
-        return [f"{where}.{key} must be a string, got {_json_type(value)}"]
+        return [f"{where}.{key} must be a string, got {json_type(value)}"]
     return []
 
 
-def _json_type(value: Any) -> str:
-    for kind, name in ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"),
-                       (list, "a list"), (dict, "an object")):
-        if isinstance(value, kind):
-            return f"{name} ({json.dumps(value)[:40]})" if kind in (str, int, float) else name
-    return "null" if value is None else type(value).__name__
+

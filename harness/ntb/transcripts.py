@@ -30,9 +30,8 @@ from harness.ntb.scoring import (
     CATEGORIES, DEFAULT_THRESHOLD, PROMPT_VERSION, SCORER_VERSION, Embedder, check_settings,
     embedder_id, score_case, tables, validate_steps, write_csv,
 )
-from harness.transcripts import TranscriptError
+from harness.transcripts import TranscriptError, raise_problems
 
-MAX_LISTED = 10
 JUDGED_METRICS = ("A2", "A3", "limitation")
 
 
@@ -138,7 +137,7 @@ def read_ntb_transcripts(path: Path) -> list[tuple[Case, list]]:
         items.append((case, row["steps"]))
     if not items and not problems:
         problems.append("no cases (the file is empty)")
-    _raise_if(sorted(problems, key=_line_number), path)
+    raise_problems(sorted(problems, key=_line_number), path)
     return items
 
 
@@ -177,10 +176,3 @@ def _line_number(problem: str) -> int:
     return int(head[5:]) if head.startswith("line ") and head[5:].isdigit() else 0
 
 
-def _raise_if(problems: list[str], path: Path) -> None:
-    if not problems:
-        return
-    shown = problems[:MAX_LISTED]
-    more = len(problems) - len(shown)
-    raise TranscriptError(f"{path}: {len(problems)} problem(s); nothing was written:\n  "
-                          + "\n  ".join(shown) + (f"\n  ... and {more} more" if more else ""))
