@@ -190,3 +190,10 @@ def test_cli_run_export_rescore_transcripts_and_compare(tmp_path, capsys):
         capsys.readouterr()
         assert main(["ntb", "compare", "--store", str(store), run_id, run_id]) == 0
         assert "McNemar exact p = 1" in capsys.readouterr().out
+
+
+def test_ibtc_without_a_final_answer_states_no_limitation(tmp_path):
+    def plan(query, step):
+        return {"action": "ask_user", "text": "Where should the delivery start?"}
+    _, _, figures = run_cases(tmp_path, plan, ["IBTC/1"], max_steps=2)
+    assert figures["IBTC/1"]["limitation_stated"] == 0

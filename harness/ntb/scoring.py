@@ -89,7 +89,7 @@ from harness.jsonl import json_type
 from harness.ntb.cases import Case, case_key, normalise_arguments, resolve_api_name
 
 SCORER_NAME = "noisytoolbench"
-SCORER_VERSION = "ntb-1.0"
+SCORER_VERSION = "ntb-1.1"
 PROMPT_VERSION = "ntb-judge-p1"
 DEFAULT_THRESHOLD = 0.4   # official code; the paper's recipe says 0.8
 PAPER_THRESHOLD = 0.8
@@ -497,7 +497,10 @@ async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | 
             judged.rule("limitation", None, NOT_JUDGED, "not_judged")
         else:
             a3 = judged.rule("A3", 0, IBTC_A3_REASON)
-            limitation = judged.take("limitation", await judge_limitation(judge, case, steps))
+            if answer is None:  # nothing was said to the user, so no limitation was stated
+                limitation = judged.rule("limitation", 0, "no final answer")
+            else:
+                limitation = judged.take("limitation", await judge_limitation(judge, case, steps))
     else:
         if a2_method == "exact-set":
             a2 = judged.rule("A2", *a2_exact_set(case.expected_calls, calls, case))
