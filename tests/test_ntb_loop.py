@@ -30,8 +30,8 @@ def judge_approves(messages, kwargs):
     return json.dumps({"reason": "ok", field: True})
 
 
-def run_cases(tmp_path, plan, ids, **ntb):
-    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
+def run_cases(tmp_path, plan, ids, concurrency=4, **ntb):
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "run": {"concurrency": concurrency},
                                  "ntb": {"ids": ids, "api_simulator": False, **ntb}})
     models = {"agent": agent_script(plan), "judge": judge_approves}
 
@@ -197,3 +197,46 @@ def test_ibtc_without_a_final_answer_states_no_limitation(tmp_path):
         return {"action": "ask_user", "text": "Where should the delivery start?"}
     _, _, figures = run_cases(tmp_path, plan, ["IBTC/1"], max_steps=2)
     assert figures["IBTC/1"]["limitation_stated"] == 0
+
+
+def test_resume_after_a_crash_finishes_without_redoing_steps(tmp_path, monkeypatch):
+    from harness.llm import RoleClient
+    from tests.test_resume_and_failures import Crash, crash_on_call
+    clean_reader, clean_id, clean = run_cases(tmp_path / "clean", ideal("IMKI/2"), ["IMKI/2", "IMKI/3"])
+    original = crash_on_call(monkeypatch, "agent", 4)
+    with pytest.raises(Crash):
+        run_cases(tmp_path / "crash", ideal("IMKI/2"), ["IMKI/2", "IMKI/3"], concurrency=1)
+    monkeypatch.setattr(RoleClient, "complete", original)
+    cfg = load_config(overrides={"store": str(tmp_path / "crash" / "s.sqlite"),
+                                 "ntb": {"api_simulator": False}})
+    reader = StoreReader(cfg.store)
+    run = reader.runs()[0]
+    assert run["status"] == "interrupted"
+    before = {i["task_id"]: len(reader.turns(i["id"])) for i in reader.interactions(run["id"])}
+    models = {"agent": agent_script(ideal("IMKI/2")), "judge": judge_approves}
+    with Runtime(cfg, lambda role, spec: ScriptedChatModel(responder=models[role], prompts=[])) as rt:
+        asyncio.run(arun_ntb(rt, resume=run["id"]))
+    steps = {i["task_id"]: [json.loads(t["extra_json"]) for t in reader.turns(i["id"])]
+             for i in reader.interactions(run["id"])}
+    clean_steps = {i["task_id"]: [json.loads(t["extra_json"]) for t in clean_reader.turns(i["id"])]
+                   for i in clean_reader.interactions(clean_id)}
+    assert steps == clean_steps and sum(before.values()) < sum(len(s) for s in steps.values())
+    resumed = {s["interaction_id"].split(":", 1)[1]: s["figures"] for s in reader.scores(run["id"], "noisytoolbench")}
+    keep = ("A1", "A2", "A3", "redundant_asking", "steps")
+    assert {k: {m: v[m] for m in keep} for k, v in resumed.items()} == \
+        {k: {m: v[m] for m in keep} for k, v in clean.items()}
+
+
+def test_llm_user_words_the_clarification_itself():
+    from harness.config import ModelSpec
+    from harness.embeddings import embed, model_id
+    from harness.llm import RoleClient
+    from harness.ntb.user import SimulatedToolUser
+    case = load_case("IMKI/2")
+    model = ScriptedChatModel(responder=lambda m, k: "It is for the year 2023, thanks.", prompts=[])
+    user = SimulatedToolUser(embed, 0.4, model_id(), RoleClient("user", ModelSpec(), model))
+    outcome = asyncio.run(user.reply(case, case.question_to_ask, []))
+    assert outcome.text == "It is for the year 2023, thanks." and outcome.detail["matched"]
+    assert case.clarification in str(model.prompts[0][0].content) and len(outcome.calls) == 1
+    again = asyncio.run(user.reply(case, case.question_to_ask, [{"type": "ask", "matched": True}]))
+    assert again.detail["redundant"] and not again.calls
