@@ -37,7 +37,7 @@ def _role_overrides(items: list[str] | None) -> dict[str, Any]:
     return roles
 
 
-def _add_config_args(p: argparse.ArgumentParser) -> None:
+def add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="TOML config file (docs/configuration.md)")
     p.add_argument("--store", help="SQLite store file (default runs/deskbench.sqlite)")
     p.add_argument("--role", action="append", metavar="ROLE.KEY=VALUE", help=ROLE_HELP)
@@ -46,7 +46,7 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
                         "needs `pip install -e '.[fast]'`")
 
 
-def _build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
+def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
                   extra: dict[str, Any] | None = None) -> Config:
     overrides: dict[str, Any] = dict(extra or {})
     if getattr(args, "store", None):
@@ -91,14 +91,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cost_mode:
         extra["cost"] = {"mode": args.cost_mode}
     if args.resume:
-        store = args.store or _build_config(args).store
+        store = args.store or build_config(args).store
         stored = StoreReader(store).run(args.resume)
         config = Config.model_validate(stored["config"])
         if args.concurrency:
             config.run.concurrency = args.concurrency
         dataset = None
     else:
-        config = _build_config(args, run_opts, extra)
+        config = build_config(args, run_opts, extra)
         dataset = load_dataset(config.run.dataset)
     console.print(f"[bold]deskbench[/] SelfScore batch: store [cyan]{config.store}[/]")
 
@@ -161,7 +161,7 @@ def _finish(config: Config, run_id: str, progress, sanity_lines, out_dir: str | 
 # -- other subcommands -----------------------------------------------------------------------
 def cmd_runs(args: argparse.Namespace) -> int:
     from store import StoreReader
-    config = _build_config(args)
+    config = build_config(args)
     rows = StoreReader(config.store).runs()
     if not rows:
         out.print(f"No runs in {config.store}.")
@@ -175,7 +175,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from harness.figures import rescore_run
     from harness.scoring import summarize
     from store import StoreReader, StoreWriter
-    config = _build_config(args)
+    config = build_config(args)
     reader = StoreReader(config.store)
     before = {s["interaction_id"]: s["figures"] for s in reader.scores(reader.run(args.run)["id"])}
     figures = rescore_run(reader, StoreWriter(config.store), args.run, args.formula)
@@ -190,7 +190,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from harness.export import export_run
     from store import StoreReader
-    config = _build_config(args)
+    config = build_config(args)
     reader = StoreReader(config.store)
     run = reader.run(args.run)
     files = export_run(reader, run["id"], Path(args.out or Path(config.store).parent / run["id"]),
@@ -203,7 +203,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     from harness.compose import Runtime
     from harness.transcripts import score_transcripts
-    config = _build_config(args)
+    config = build_config(args)
     runtime = None if args.no_judge else Runtime(config)
     try:
         if args.benchmark == "noisytoolbench":
@@ -225,7 +225,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_sanity(args: argparse.Namespace) -> int:
     from harness.compose import Runtime
-    config = _build_config(args)
+    config = build_config(args)
     with Runtime(config) as runtime:
         asyncio.run(_sanity(runtime, args.pairs))
     return 0
@@ -237,7 +237,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     from harness.rejudge import rejudge_config, replay_dataset
     from store import StoreReader, StoreWriter
 
-    store = args.store or _build_config(args).store
+    store = args.store or build_config(args).store
     reader = StoreReader(store)
     source = reader.run(args.run)
     roles = _role_overrides(args.role)
@@ -270,7 +270,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from harness.compare import compare
     from store import StoreReader
-    config = _build_config(args)
+    config = build_config(args)
     reader = StoreReader(config.store)
     out_dir = Path(args.out or Path(config.store).parent / "compare")
     path, summary = compare(reader, args.runs, out_dir)
@@ -306,84 +306,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_ntb_run(args: argparse.Namespace) -> int:
-    from harness.compose import Runtime
-    from harness.ntb.batch import arun_ntb
-    from harness.ntb.report import export_run, run_rows, text_tables
-    from store import StoreReader
-
-    if args.resume:
-        store = args.store or _build_config(args).store
-        config = Config.model_validate(StoreReader(store).run(args.resume)["config"])
-        if args.concurrency:
-            config.run.concurrency = args.concurrency
-    else:
-        ntb = {k: v for k, v in {"categories": args.category, "ids": args.case, "per_category": args.per_category,
-                                 "protocol": args.protocol, "threshold": args.threshold,
-                                 "a2_method": args.a2_method, "user": args.user,
-                                 "max_steps": args.max_steps}.items() if v is not None}
-        if args.no_api_simulator:
-            ntb["api_simulator"] = False
-        config = _build_config(args, {"concurrency": args.concurrency, "name": args.name}, {"ntb": ntb})
-    console.print(f"[bold]deskbench[/] NoisyToolBench: store [cyan]{config.store}[/]")
-    with Runtime(config) as runtime:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, disable=args.quiet) as bar:
-            task = bar.add_task("starting", total=None)
-
-            def update(p):
-                bar.update(task, completed=p.done + p.failed, total=p.total,
-                           description=f"cases done {p.done} | failed {p.failed} | steps {p.turns}")
-            try:
-                run_id, progress = asyncio.run(arun_ntb(runtime, args.resume, update))
-            except KeyboardInterrupt:
-                console.print("[yellow]Interrupted.[/] Every finished step is stored; resume with "
-                              f"`deskbench ntb run --store {config.store} --resume RUN`.")
-                return 130
-    reader = StoreReader(config.store)
-    out_dir = Path(args.out) if args.out else Path(config.store).parent / run_id
-    files = export_run(reader, run_id, out_dir)
-    print(text_tables(run_rows(reader, run_id)))
-    print(f"Store:   {Path(config.store).resolve()}\nRun:     {run_id}\nExports: "
-          + ", ".join(str(f.resolve()) for f in files))
-    if progress.failed:
-        print(f"{progress.failed} case(s) failed; finish them with "
-              f"`deskbench ntb run --store {config.store} --resume {run_id}`.")
-        return 3
-    return 0
-
-
-def cmd_ntb_export(args: argparse.Namespace) -> int:
-    from harness.ntb.report import export_run, run_rows, text_tables
-    from store import StoreReader
-    config = _build_config(args)
-    reader = StoreReader(config.store)
-    run = reader.run(args.run)
-    for f in export_run(reader, run["id"], Path(args.out or Path(config.store).parent / run["id"])):
-        print(f)
-    print(text_tables(run_rows(reader, run["id"])))
-    return 0
-
-
-def cmd_ntb_compare(args: argparse.Namespace) -> int:
-    from harness.ntb.report import compare_runs, run_rows
-    from store import StoreReader
-    config = _build_config(args)
-    reader = StoreReader(config.store)
-    a, b = reader.run(args.run_a), reader.run(args.run_b)
-    print(f"A = {a['id']}\nB = {b['id']}")
-    for row in compare_runs(run_rows(reader, a["id"]), run_rows(reader, b["id"])):
-        if row["metric"] == "Re":
-            print(f"Re    mean A {row['mean_a']}, mean B {row['mean_b']}")
-        elif row["n"]:
-            print(f"{row['metric']}    A {row['rate_a']:.3f}  B {row['rate_b']:.3f}  on {row['n']} paired cases "
-                  f"({row['excluded']} left out); only A {row['only_a']}, only B {row['only_b']}; "
-                  f"McNemar exact p = {row['p']:.4g}")
-        else:
-            print(f"{row['metric']}    no paired cases")
-    return 0
-
-
 def cmd_models(args: argparse.Namespace) -> int:
     from harness.engine import EngineError, find_server_binary
     from harness.model_files import EMBEDDED_MODELS, ModelFileError, cache_dir, ensure_model
@@ -408,6 +330,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from harness.cli_ntb import add_ntb_commands
+
     parser = argparse.ArgumentParser(
         prog="deskbench", description="Evaluate help-desk agents with SelfScore, offline by default "
         "(an embedded llama.cpp server with Qwen2.5-Coder-1.5B serves every role).")
@@ -415,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def run_parser(name, help_, limit, max_turns, sanity):
         p = sub.add_parser(name, help=help_, description=help_)
-        _add_config_args(p)
+        add_config_args(p)
         p.add_argument("--dataset", help="built-in task set name (lfrqa_technology) or a JSONL task file")
         p.add_argument("--limit", type=int, default=limit, help=f"number of problems (default {limit})")
         p.add_argument("--offset", type=int, help="skip this many tasks first")
@@ -441,17 +365,17 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser("demo", "a small offline SelfScore batch with a judge sanity report", 3, 3, 4)
 
     p = sub.add_parser("runs", help="list the runs in the store")
-    _add_config_args(p)
+    add_config_args(p)
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("rescore", help="recompute every figure of a run from the store (no LLM calls)")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("run", help="run id or name")
     p.add_argument("--formula", choices=["paper", "agent_only"])
     p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("export", help="export a run as JSONL (per interaction, per turn) and CSV")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("run", help="run id or name")
     p.add_argument("--out", help="output folder")
     p.add_argument("--format", default="jsonl,csv", help="jsonl, csv or jsonl,csv")
@@ -459,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="score transcripts made elsewhere")
     p.add_argument("benchmark", choices=["selfscore", "noisytoolbench"])
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--transcripts", required=True, help="JSONL, one interaction per line (docs/data-formats.md)")
     p.add_argument("--out", required=True, help="output: JSONL (selfscore) or CSV (noisytoolbench)")
     p.add_argument("--threshold", type=float, default=0.4, help="noisytoolbench: question-match threshold")
@@ -470,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rejudge", help="judge a stored run's conversations again with other judges "
                        "(no conversation is re-run)")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("run", help="run id or name")
     p.add_argument("--repeats", type=int, default=1,
                    help="re-judge K times (judge seed + k) to measure judge reliability")
@@ -479,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="ANOVA, Tukey HSD, Mann-Whitney U, judge agreement and "
                        "reliability, weight sensitivity across runs; HTML report with plots")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("runs", nargs="+", help="run ids or names (one run gives its distributions only)")
     p.add_argument("--out", help="folder for report.html (default next to the store, compare/)")
     p.set_defaults(func=cmd_compare)
@@ -498,45 +422,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kb-fraction", type=float, default=0.5, help="share of the split for the knowledge base")
     p.set_defaults(func=cmd_import)
 
-    ntb = sub.add_parser("ntb", help="NoisyToolBench: tool-using agents that must ask (docs/noisytoolbench.md)")
-    ntb_sub = ntb.add_subparsers(dest="ntb_command", required=True)
-    p = ntb_sub.add_parser("run", help="run (or resume) NoisyToolBench cases")
-    _add_config_args(p)
-    p.add_argument("--category", action="append", choices=["IMKI", "IMR", "IwE", "IBTC"],
-                   help="category to run (repeatable; default all four)")
-    p.add_argument("--case", action="append", help="a query id, or a key like IMKI/3 (repeatable)")
-    p.add_argument("--per-category", type=int, help="first N cases of each category")
-    p.add_argument("--protocol", choices=["auto", "text", "native"],
-                   help="agent protocol (auto: JSON text protocol for embedded models, tool calls otherwise)")
-    p.add_argument("--threshold", type=float, help="question-match cosine threshold (official code 0.4, paper 0.8)")
-    p.add_argument("--a2-method", choices=["exact-set", "llm-judge"])
-    p.add_argument("--max-steps", type=int, help="steps per case (official: 12)")
-    p.add_argument("--user", choices=["embedding", "llm"], help="llm: the user words the clarification")
-    p.add_argument("--no-api-simulator", action="store_true",
-                   help="never let an LLM simulate an API without a recorded response")
-    p.add_argument("--concurrency", type=int)
-    p.add_argument("--name")
-    p.add_argument("--resume", metavar="RUN")
-    p.add_argument("--out", help="folder for the exports")
-    p.add_argument("--quiet", action="store_true")
-    p.set_defaults(func=cmd_ntb_run)
-    p = ntb_sub.add_parser("export", help="cases.csv (official columns), transcripts.jsonl, summary.json")
-    _add_config_args(p)
-    p.add_argument("run")
-    p.add_argument("--out")
-    p.set_defaults(func=cmd_ntb_export)
-    p = ntb_sub.add_parser("compare", help="two runs on the same cases: rates and McNemar's test per metric")
-    _add_config_args(p)
-    p.add_argument("run_a")
-    p.add_argument("run_b")
-    p.set_defaults(func=cmd_ntb_compare)
+    add_ntb_commands(sub)
 
     p = sub.add_parser("models", help="show the embedded engine and models; --prepare assembles them")
     p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("sanity", help="can the judge tell helpful replies from useless ones?")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--pairs", type=int, default=12, help="helpfulness pairs (max 12); complexity pairs = half")
     p.set_defaults(func=cmd_sanity)
     return parser

@@ -110,9 +110,9 @@ def test_config_file_and_environment(tmp_path, tasks_file, endpoint, monkeypatch
 
 
 def test_fast_mode_moves_only_agent_and_user_to_the_small_model():
-    from harness.cli import _build_config, build_parser
+    from harness.cli import build_config, build_parser
     args = build_parser().parse_args(["run", "--fast"])
-    cfg = _build_config(args)
+    cfg = build_config(args)
     assert cfg.role("agent").model == cfg.role("user").model == "qwen2.5-coder-0.5b"
     assert {cfg.role(r).model for r in ("judge", "complexity", "extractor")} == {"qwen2.5-coder-1.5b"}
     assert cfg.role("agent").temperature == 0.3  # the role's other defaults are kept

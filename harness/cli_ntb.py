@@ -1,0 +1,126 @@
+"""``deskbench ntb ...``: NoisyToolBench runs, exports and paired comparisons."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.cli import add_config_args, build_config, console
+from harness.config import Config
+
+
+def cmd_ntb_run(args: argparse.Namespace) -> int:
+    from harness.compose import Runtime
+    from harness.ntb.batch import arun_ntb
+    from harness.ntb.report import export_run, run_rows, text_tables
+    from store import StoreReader
+
+    if args.resume:
+        store = args.store or build_config(args).store
+        config = Config.model_validate(StoreReader(store).run(args.resume)["config"])
+        if args.concurrency:
+            config.run.concurrency = args.concurrency
+    else:
+        ntb = {k: v for k, v in {"categories": args.category, "ids": args.case, "per_category": args.per_category,
+                                 "protocol": args.protocol, "threshold": args.threshold,
+                                 "a2_method": args.a2_method, "user": args.user,
+                                 "max_steps": args.max_steps}.items() if v is not None}
+        if args.no_api_simulator:
+            ntb["api_simulator"] = False
+        config = build_config(args, {"concurrency": args.concurrency, "name": args.name}, {"ntb": ntb})
+    console.print(f"[bold]deskbench[/] NoisyToolBench: store [cyan]{config.store}[/]")
+    with Runtime(config) as runtime:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=console, disable=args.quiet) as bar:
+            task = bar.add_task("starting", total=None)
+
+            def update(p):
+                bar.update(task, completed=p.done + p.failed, total=p.total,
+                           description=f"cases done {p.done} | failed {p.failed} | steps {p.turns}")
+            try:
+                run_id, progress = asyncio.run(arun_ntb(runtime, args.resume, update))
+            except KeyboardInterrupt:
+                console.print("[yellow]Interrupted.[/] Every finished step is stored; resume with "
+                              f"`deskbench ntb run --store {config.store} --resume RUN`.")
+                return 130
+    reader = StoreReader(config.store)
+    out_dir = Path(args.out) if args.out else Path(config.store).parent / run_id
+    files = export_run(reader, run_id, out_dir)
+    print(text_tables(run_rows(reader, run_id)))
+    print(f"Store:   {Path(config.store).resolve()}\nRun:     {run_id}\nExports: "
+          + ", ".join(str(f.resolve()) for f in files))
+    if progress.failed:
+        print(f"{progress.failed} case(s) failed; finish them with "
+              f"`deskbench ntb run --store {config.store} --resume {run_id}`.")
+        return 3
+    return 0
+
+
+def cmd_ntb_export(args: argparse.Namespace) -> int:
+    from harness.ntb.report import export_run, run_rows, text_tables
+    from store import StoreReader
+    config = build_config(args)
+    reader = StoreReader(config.store)
+    run = reader.run(args.run)
+    for f in export_run(reader, run["id"], Path(args.out or Path(config.store).parent / run["id"])):
+        print(f)
+    print(text_tables(run_rows(reader, run["id"])))
+    return 0
+
+
+def cmd_ntb_compare(args: argparse.Namespace) -> int:
+    from harness.ntb.report import compare_runs, run_rows
+    from store import StoreReader
+    config = build_config(args)
+    reader = StoreReader(config.store)
+    a, b = reader.run(args.run_a), reader.run(args.run_b)
+    print(f"A = {a['id']}\nB = {b['id']}")
+    for row in compare_runs(run_rows(reader, a["id"]), run_rows(reader, b["id"])):
+        if row["metric"] == "Re":
+            print(f"Re    mean A {row['mean_a']}, mean B {row['mean_b']}")
+        elif row["n"]:
+            print(f"{row['metric']}    A {row['rate_a']:.3f}  B {row['rate_b']:.3f}  on {row['n']} paired cases "
+                  f"({row['excluded']} left out); only A {row['only_a']}, only B {row['only_b']}; "
+                  f"McNemar exact p = {row['p']:.4g}")
+        else:
+            print(f"{row['metric']}    no paired cases")
+    return 0
+
+
+
+def add_ntb_commands(sub) -> None:
+    """Register ``ntb run``, ``ntb export`` and ``ntb compare`` on the CLI's subparsers."""
+    ntb = sub.add_parser("ntb", help="NoisyToolBench: tool-using agents that must ask (docs/noisytoolbench.md)")
+    ntb_sub = ntb.add_subparsers(dest="ntb_command", required=True)
+    p = ntb_sub.add_parser("run", help="run (or resume) NoisyToolBench cases")
+    add_config_args(p)
+    p.add_argument("--category", action="append", choices=["IMKI", "IMR", "IwE", "IBTC"],
+                   help="category to run (repeatable; default all four)")
+    p.add_argument("--case", action="append", help="a query id, or a key like IMKI/3 (repeatable)")
+    p.add_argument("--per-category", type=int, help="first N cases of each category")
+    p.add_argument("--protocol", choices=["auto", "text", "native"],
+                   help="agent protocol (auto: JSON text protocol for embedded models, tool calls otherwise)")
+    p.add_argument("--threshold", type=float, help="question-match cosine threshold (official code 0.4, paper 0.8)")
+    p.add_argument("--a2-method", choices=["exact-set", "llm-judge"])
+    p.add_argument("--max-steps", type=int, help="steps per case (official: 12)")
+    p.add_argument("--user", choices=["embedding", "llm"], help="llm: the user words the clarification")
+    p.add_argument("--no-api-simulator", action="store_true",
+                   help="never let an LLM simulate an API without a recorded response")
+    p.add_argument("--concurrency", type=int)
+    p.add_argument("--name")
+    p.add_argument("--resume", metavar="RUN")
+    p.add_argument("--out", help="folder for the exports")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_ntb_run)
+    p = ntb_sub.add_parser("export", help="cases.csv (official columns), transcripts.jsonl, summary.json")
+    add_config_args(p)
+    p.add_argument("run")
+    p.add_argument("--out")
+    p.set_defaults(func=cmd_ntb_export)
+    p = ntb_sub.add_parser("compare", help="two runs on the same cases: rates and McNemar's test per metric")
+    add_config_args(p)
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p.set_defaults(func=cmd_ntb_compare)
