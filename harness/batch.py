@@ -129,6 +129,15 @@ async def run_all(writer: StoreWriter, run_id: str, todo: Sequence[dict], concur
     return progress
 
 
+def record_failure(writer: StoreWriter, reader: StoreReader, interaction_id: str, exc: Exception,
+                   progress: Progress, on_progress: ProgressFn) -> None:
+    """Mark an interaction failed (its stored turns stay; ``--resume`` continues it)."""
+    writer.finish_interaction(interaction_id, "failed", None, len(reader.turns(interaction_id)),
+                              error=f"{type(exc).__name__}: {exc}"[:1000])
+    progress.failed += 1
+    on_progress(progress)
+
+
 def code_version() -> str:
     try:
         out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
@@ -231,10 +240,7 @@ class SelfScoreBatch:
             n_turns = len(self.reader.turns(iid))
             self.writer.finish_interaction(iid, "completed", stop, n_turns)
         except Exception as exc:  # the interaction fails; the batch goes on and can resume it
-            self.writer.finish_interaction(iid, "failed", None, len(self.reader.turns(iid)),
-                                           error=f"{type(exc).__name__}: {exc}"[:1000])
-            progress.failed += 1
-            self.on_progress(progress)
+            record_failure(self.writer, self.reader, iid, exc, progress, self.on_progress)
             return
         row = {**row, "stop_reason": stop}
         figures = interaction_figures(self.reader, row, run["config"])

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
-from harness.batch import Progress, ProgressFn, call_row, new_run, run_all
+from harness.batch import Progress, ProgressFn, call_row, new_run, record_failure, run_all
 from harness.compose import Runtime
 from harness.config import Config
 from harness.ntb import scoring
@@ -139,10 +139,7 @@ class NtbBatch:
             self.writer.finish_interaction(iid, "completed", stop, len(steps))
             figures = await self.score(case, steps)
         except Exception as exc:  # the case fails; the batch goes on and can resume it
-            self.writer.finish_interaction(iid, "failed", None, len(self.reader.turns(iid)),
-                                           error=f"{type(exc).__name__}: {exc}"[:1000])
-            progress.failed += 1
-            self.on_progress(progress)
+            record_failure(self.writer, self.reader, iid, exc, progress, self.on_progress)
             return
         self.writer.replace_scores(run["id"], [score_row(iid, figures)])
         progress.done += 1
