@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import csv
-import json
-import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
+from harness.jsonl import atomic_write, write_jsonl
 from harness.scoring import EXPORT_FIELDS
 from store import StoreReader
 
@@ -45,26 +44,13 @@ def turn_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _atomic_write(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        write(f)
-    os.replace(tmp, path)
-
-
-def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    _atomic_write(path, lambda f: f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-
-
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    def write(f):
-        if not rows:
-            return
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    _atomic_write(path, write)
+    """Rows as CSV with a header from the first row's keys (an empty file for no rows), atomically."""
+    with atomic_write(path) as f:
+        if rows:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
 
 
 def export_run(reader: StoreReader, run_id: str, out_dir: Path, formats=("jsonl", "csv")) -> list[Path]:

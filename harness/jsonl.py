@@ -1,13 +1,16 @@
-"""Reading user-supplied JSONL files (plain or gzipped), one object per line, with the line
-numbers that error messages need."""
+"""JSONL and output files: reading user-supplied JSONL (plain or gzipped) with the line
+numbers that error messages need, and writing any output atomically."""
 from __future__ import annotations
 
 import gzip
 import hashlib
 import json
+import os
+import tempfile
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Iterable, Iterator
 
 
 class JsonlError(ValueError):
@@ -58,3 +61,32 @@ def json_type(value: Any) -> str:
         if isinstance(value, kind):
             return f"{name} ({json.dumps(value)[:40]})" if kind in (str, int, float) else name
     return "null" if value is None else type(value).__name__
+
+
+@contextmanager
+def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO]:
+    """Open a temporary file beside ``path`` for writing; on success it is renamed over
+    ``path``, on any error it is removed, so ``path`` is never left half-written.
+
+    Text modes use UTF-8 with no newline translation; missing parent folders are created.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
+    """Write ``rows`` as JSONL, atomically; returns the number of rows."""
+    count = 0
+    with atomic_write(path) as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    return count

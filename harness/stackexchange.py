@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+from harness.jsonl import atomic_write
 
 MAX_PROBLEMS = 10  # malformed rows described in ImportResult.problems; all are counted
 _SITE_SUFFIXES = (".stackexchange.com", ".com", ".net")
@@ -96,21 +96,14 @@ def write_tasks(tasks: Iterable[dict[str, Any]], path: str | Path) -> int:
         The number of tasks written.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     count = 0
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.suffix == ".gz" else raw
-            for task in tasks:
-                stream.write((json.dumps(task, ensure_ascii=False) + "\n").encode("utf-8"))
-                count += 1
-            if stream is not raw:
-                stream.close()
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(path, "wb") as raw:
+        stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.suffix == ".gz" else raw
+        for task in tasks:
+            stream.write((json.dumps(task, ensure_ascii=False) + "\n").encode("utf-8"))
+            count += 1
+        if stream is not raw:
+            stream.close()
     return count
 
 

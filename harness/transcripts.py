@@ -21,9 +21,6 @@ Fields this module writes replace input fields of the same name.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
@@ -32,7 +29,7 @@ from graphs.protocols import Judgment, Message, Problem
 from harness import prompts
 from harness.compose import Runtime
 from harness.judges import SelfScoreJudges, judge_complexity
-from harness.jsonl import JsonlError, json_type, read_jsonl
+from harness.jsonl import JsonlError, json_type, read_jsonl, write_jsonl
 from harness.preprocess import extraction_messages
 from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
 
@@ -95,7 +92,7 @@ def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None
     models = {role: runtime.config.role(role).model if runtime is not None else None
               for role in ("judge", "complexity")}
     output = [_output_row(r, formula, weights, models) for r in records]
-    _write_jsonl_atomic(out, output)
+    write_jsonl(out, output)
     judged = judging.judged if judging else Counter()
     failed = judging.failed if judging else Counter()
     return {"count": len(output), "scored": sum(r["final_score"] is not None for r in output),
@@ -355,16 +352,3 @@ def _ordered(mapping: dict[str, Any], first: Sequence[str]) -> dict[str, Any]:
     if "judged" in mapping:
         ordered["judged"] = _ordered(mapping["judged"], TURN_JUDGMENTS)
     return ordered
-
-
-def _write_jsonl_atomic(out: Path, rows: list[dict[str, Any]]) -> None:
-    """Write ``rows`` to a temporary file beside ``out``, then rename it over ``out``."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

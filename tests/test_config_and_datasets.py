@@ -84,3 +84,16 @@ def test_conversation_window_keeps_question_and_latest_turns():
     text = render_conversation(history, max_chars=3000)
     assert text.startswith("<conversation>\nUSER: QUESTION") and "m39" in text
     assert "earlier messages omitted" in text and "m0 " not in text and len(text) < 3600
+
+
+def test_atomic_write_never_leaves_a_half_written_file(tmp_path):
+    from harness.jsonl import atomic_write, write_jsonl
+    target = tmp_path / "sub" / "out.jsonl"
+    assert write_jsonl(target, [{"a": 1}, {"b": "é"}]) == 2
+    assert target.read_text(encoding="utf-8") == '{"a": 1}\n{"b": "é"}\n'
+    with pytest.raises(RuntimeError):
+        with atomic_write(target) as f:
+            f.write("partial")
+            raise RuntimeError("interrupted")
+    assert target.read_text(encoding="utf-8").startswith('{"a": 1}')
+    assert [p.name for p in target.parent.iterdir()] == ["out.jsonl"]

@@ -74,8 +74,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -85,7 +83,7 @@ from pydantic import BaseModel, ConfigDict
 from graphs.protocols import Judgment
 from harness import embeddings
 from harness.judges import Reason, StructuredJudge
-from harness.jsonl import json_type
+from harness.jsonl import atomic_write, json_type
 from harness.ntb.cases import Case, case_key, normalise_arguments, resolve_api_name
 
 SCORER_NAME = "noisytoolbench"
@@ -622,18 +620,11 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
     reason``) plus ``category``, one row per case; None is an empty cell. Atomic: written to a
     temporary file beside ``path`` and renamed over it."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(CSV_FIELDS)
-            for row in rows:
-                writer.writerow(["" if row.get(k) is None else row[k] for k in CSV_FIELDS])
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(path) as f:
+        writer = csv.writer(f)
+        writer.writerow(CSV_FIELDS)
+        for row in rows:
+            writer.writerow(["" if row.get(k) is None else row[k] for k in CSV_FIELDS])
     return path
 
 

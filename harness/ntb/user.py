@@ -13,16 +13,13 @@ from typing import Any, Callable, Sequence
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphs.toolloop import Outcome
+from harness.embeddings import cosine
 from harness.llm import RoleClient
 from harness.ntb.cases import Case
 
 NO_INFO = "Sorry, I cannot provide relevant information."
 
 Embedder = Callable[[Sequence[str]], list[list[float]]]
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    return float(sum(x * y for x, y in zip(a, b)))  # the embedder's vectors are L2-normalised
 
 
 class SimulatedToolUser:
@@ -37,7 +34,7 @@ class SimulatedToolUser:
 
     async def reply(self, case: Case, question: str, steps: Sequence[dict[str, Any]]) -> Outcome:
         q, expected = self.embedder([question, case.question_to_ask])
-        similarity = _cosine(q, expected)
+        similarity = cosine(q, expected)
         already = any(s["type"] == "ask" and s.get("matched") for s in steps)
         matched = similarity >= self.threshold and not already
         detail = {"similarity": round(similarity, 4), "matched": matched, "redundant": not matched,
