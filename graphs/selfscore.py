@@ -27,7 +27,8 @@ QualityFn = Callable[[Optional[int], Optional[int]], Optional[float]]
 
 
 def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: TurnCost,
-                          sink: TurnSink, turn_quality: QualityFn, stop_on_solved: bool = True):
+                          sink: TurnSink, turn_quality: QualityFn, stop_on_solved: bool = True,
+                          checkpointer=None):
     """Compile the turn loop over the given collaborators.
 
     Args:
@@ -39,6 +40,9 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         turn_quality: (user helpfulness, agent helpfulness) -> quality of the turn.
         stop_on_solved: end when the solved-check fires (SelfScore). Re-judging a stored
             conversation sets it False: every stored turn is judged, the user script ends it.
+        checkpointer: a LangGraph checkpointer. Batch runs need none (each turn is durable in
+            the store); a live session needs one so that a live user's ``interrupt()`` can be
+            resumed with ``Command(resume=...)`` on the session's thread id.
     """
 
     async def user_turn(state: TurnLoopState) -> Command:
@@ -101,7 +105,7 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
     graph.add_edge("judge_user", "agent_turn")
     graph.add_edge("agent_turn", "judge_agent")
     graph.add_edge("judge_agent", "record_turn")
-    return graph.compile()
+    return graph.compile(checkpointer=checkpointer)
 
 
 def initial_state(problem, history: list[Message], next_turn: int, max_turns: int) -> TurnLoopState:

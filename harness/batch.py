@@ -227,7 +227,7 @@ class SelfScoreBatch:
         iid = row["id"]
         self.writer.update_interaction(iid, status="running", error=None)
         try:
-            problem = await self._prepare(row)
+            problem = await prepare_problem(self.runtime, self.reader, self.writer, row)
             turns = self.reader.turns(iid)
             stop = self._stop_reason_of_stored(turns)
             if stop is None:
@@ -259,26 +259,29 @@ class SelfScoreBatch:
             return "max_turns"
         return None
 
-    async def _prepare(self, row: dict) -> Problem:
-        """Summary, extracted problem (cached) and complexity (once per interaction)."""
-        iid, pid = row["id"], row["problem_id"]
-        meta = json.loads(row["metadata_json"] or "{}")
-        extractor = self.runtime.client("extractor")
-        summary, calls = await preprocessed_text("summary", pid, row["question"], extractor,
-                                                 self.reader, self.writer)
-        statement = meta.get("problem")
-        if not statement:
-            statement, more = await preprocessed_text("problem", pid, row["question"], extractor,
-                                                      self.reader, self.writer)
-            calls += more
-        self.writer.update_interaction(iid, summary=summary, problem_statement=statement)
-        if self.reader.complexity(iid) is None:
-            judgment = await judge_complexity(self.runtime.structured_judge("complexity"), summary)
-            self.writer.save_judgments([judgment_row(judgment, iid, None)],
-                                       [call_row(c, iid, None) for c in calls + judgment.calls])
-        elif calls:
-            self.writer.save_judgments([], [call_row(c, iid, None) for c in calls])
-        return Problem(iid, row["question"], summary, statement, row.get("reference_answer"))
+
+async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWriter,
+                          row: dict) -> Problem:
+    """Summary, extracted problem (cached per problem) and complexity (once per interaction)
+    of an interaction row joined with its problem (``StoreReader.interactions``)."""
+    iid, pid = row["id"], row["problem_id"]
+    meta = json.loads(row["metadata_json"] or "{}")
+    extractor = runtime.client("extractor")
+    summary, calls = await preprocessed_text("summary", pid, row["question"], extractor,
+                                             reader, writer)
+    statement = meta.get("problem")
+    if not statement:
+        statement, more = await preprocessed_text("problem", pid, row["question"], extractor,
+                                                  reader, writer)
+        calls += more
+    writer.update_interaction(iid, summary=summary, problem_statement=statement)
+    if reader.complexity(iid) is None:
+        judgment = await judge_complexity(runtime.structured_judge("complexity"), summary)
+        writer.save_judgments([judgment_row(judgment, iid, None)],
+                              [call_row(c, iid, None) for c in calls + judgment.calls])
+    elif calls:
+        writer.save_judgments([], [call_row(c, iid, None) for c in calls])
+    return Problem(iid, row["question"], summary, statement, row.get("reference_answer"))
 
 
 async def arun_selfscore(runtime: Runtime, dataset: Dataset | None = None, resume: str | None = None,

@@ -76,12 +76,12 @@ class Runtime:
         kb.build(kb_set.tasks)
         return kb
 
-    def selfscore_graph(self, user: User, agent: Agent, sink):
+    def selfscore_graph(self, user: User, agent: Agent, sink, checkpointer=None):
         cfg = self.config
         return build_selfscore_graph(
             user=user, agent=agent, judges=SelfScoreJudges(self.structured_judge("judge")),
             cost=AgentTurnCost(cfg.cost, cfg.role("agent")), sink=sink, turn_quality=turn_quality,
-            stop_on_solved=cfg.run.stop_on_solved,
+            stop_on_solved=cfg.run.stop_on_solved, checkpointer=checkpointer,
         )
 
     def close(self) -> None:
