@@ -132,6 +132,22 @@ class NtbConfig(_Strict):
     per_category: int | None = Field(None, ge=1, description="first N cases of each category")
 
 
+class AppConfig(_Strict):
+    """The live Gradio app (docs/live-app.md)."""
+
+    host: str = Field("127.0.0.1", description="interface to listen on (0.0.0.0 to serve a network)")
+    port: int = Field(7860, ge=0, le=65535, description="0: any free port")
+    organiser_secret_env: str = Field(
+        "DESKBENCH_ORGANISER_SECRET", description="environment variable holding the organiser "
+        "secret; unset: a random secret is made at start-up and printed once")
+    show_judge_scores: bool = Field(False, description="show participants the LLM judge's scores")
+    agents: list[Literal["plain", "rag"]] = Field(["plain"], description="agents a free session may pick")
+    max_message_chars: int = Field(4000, ge=1, le=100_000, description="longest message a person may send")
+    messages_per_minute: int = Field(12, ge=1, description="rate limit per participant")
+    concurrency: int = Field(16, ge=1, le=1024, description="conversations served at once (Gradio queue)")
+    max_turns: int = Field(20, ge=1, le=1000, description="turns of a live conversation")
+
+
 class Config(_Strict):
     store: str = "runs/deskbench.sqlite"
     roles: dict[str, ModelSpec] = Field(default_factory=_default_roles)
@@ -141,6 +157,7 @@ class Config(_Strict):
     run: RunConfig = Field(default_factory=RunConfig)
     ntb: NtbConfig = Field(default_factory=NtbConfig)
     rag: RagConfig = Field(default_factory=RagConfig)
+    app: AppConfig = Field(default_factory=AppConfig)
 
     @field_validator("roles")
     @classmethod
