@@ -35,7 +35,11 @@ class Runtime:
 
     def _default_chat_model(self, role: str, spec: ModelSpec) -> BaseChatModel:
         url = spec.base_url or self.engine.base_url(spec.model)
-        return chat_model_for(spec, url)
+        model = chat_model_for(spec, url)
+        # Only the agent's reply is streamed (to a live session's page); judges, the user and
+        # the extractor always make one plain request, whatever callbacks are attached.
+        model.disable_streaming = role != "agent"
+        return model
 
     def client(self, role: str) -> RoleClient:
         if role not in self._clients:

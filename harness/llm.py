@@ -32,6 +32,7 @@ def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
     return ChatOpenAI(
         base_url=base_url, model=spec.model, api_key=api_key, temperature=spec.temperature,
         seed=spec.seed, max_tokens=spec.max_tokens, timeout=spec.timeout_s, max_retries=2,
+        stream_usage=True,  # token counts also when a live session streams the agent's reply
     )
 
 
