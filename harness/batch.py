@@ -94,10 +94,12 @@ ProgressFn = Callable[[Progress], None]
 
 
 def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str, dataset_sha256: str,
-            prompt_version: str, scorer_version: str, source_run: str | None = None) -> str:
-    """Store a new run row (status running) with everything needed to trace its figures."""
+            prompt_version: str, scorer_version: str, source_run: str | None = None,
+            run_id: str | None = None) -> str:
+    """Store a new run row (status running) with everything needed to trace its figures.
+    ``run_id`` defaults to ``<name>-<UTC timestamp>``."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")[:-3]
-    run_id = f"{name}-{stamp}"
+    run_id = run_id or f"{name}-{stamp}"
     writer.create_run({
         "id": run_id, "name": name, "kind": kind, "config_json": cfg.model_dump_json(),
         "models_json": json.dumps({r: s.model for r, s in cfg.roles.items()}),
