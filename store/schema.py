@@ -66,6 +66,7 @@ _TABLES: dict[str, dict] = {
             "id": int, "interaction_id": str, "turn_index": int, "kind": str, "status": str,
             "score": int, "parsed_json": str, "reason": str, "raw_json": str, "attempts": int,
             "error": str, "model": str, "prompt_version": str, "created_at": str,
+            "rater": str,  # a person's pseudonym for human judgments (kind human_*); None for LLMs
         },
         pk="id",
     ),
@@ -74,6 +75,28 @@ _TABLES: dict[str, dict] = {
             "id": int, "interaction_id": str, "turn_index": int, "role": str, "purpose": str,
             "model": str, "input_tokens": int, "output_tokens": int, "latency_ms": float,
             "cost": float, "error": str, "created_at": str,
+        },
+        pk="id",
+    ),
+    # The live app: studies an organiser sets up, their pseudonymous participants, and one
+    # row per live session (a person's conversation; its turns are ordinary turn rows).
+    "studies": dict(
+        columns={
+            "id": str, "name": str, "status": str, "created_at": str, "config_json": str,
+        },
+        pk="id",
+    ),
+    "participants": dict(
+        columns={
+            "id": str, "study_id": str, "created_at": str, "consented_at": str,
+        },
+        pk="id",
+    ),
+    "live_sessions": dict(
+        columns={
+            "id": str, "study_id": str, "participant_id": str, "run_id": str,
+            "interaction_id": str, "mode": str, "agent": str, "task_id": str, "status": str,
+            "created_at": str, "ended_at": str,
         },
         pk="id",
     ),
@@ -94,6 +117,9 @@ _INDEXES = [
     ("llm_calls", ["interaction_id", "turn_index"], False),
     ("interactions", ["run_id", "position"], False),
     ("scores", ["run_id", "interaction_id", "scorer", "scorer_version", "formula"], True),
+    ("live_sessions", ["study_id", "participant_id"], False),
+    ("live_sessions", ["study_id", "task_id", "agent"], False),
+    ("participants", ["study_id"], False),
 ]
 
 

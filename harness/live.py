@@ -1,0 +1,406 @@
+"""Live sessions: a person holds a help-desk conversation through the same turn loop.
+
+A live session runs the SelfScore graph of ``graphs/selfscore.py`` with a checkpointer. The
+person's side is a participant whose ``respond`` calls LangGraph's ``interrupt()``: the graph
+pauses there, the app shows the conversation, and the person's message resumes it with
+``Command(resume=text)`` on the session's thread id. Judges, the solved-check, cost and the
+store are the batch's own code: each finished turn is committed before the graph pauses again.
+
+Two modes:
+
+- ``user``: the person is the user (free text, or a task shown as a scenario) and the
+  configured agent (plain or RAG) answers; its reply streams token by token.
+- ``agent``: the person is the help-desk worker answering the LLM-simulated user on a task;
+  their replies are judged like an agent's (a live human baseline).
+
+Sessions are identified by an unguessable token; the app keeps only ids per browser.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+import time
+import unicodedata
+import uuid
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, Sequence
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command, interrupt
+
+from graphs.protocols import Message, Problem, Reply
+from graphs.selfscore import initial_state, recursion_limit
+from harness import prompts
+from harness.batch import StoreTurnSink, new_run, prepare_problem
+from harness.compose import Runtime, run_name
+from harness.datasets import Task
+from harness.figures import interaction_figures, score_row
+from harness.participants import PlainAgent, SimulatedUser
+from harness.scoring import SCORER_VERSION
+from store import StoreReader, StoreWriter
+from store.live import LiveStore
+
+MODES = ("user", "agent")
+HUMAN_RATING_VERSION = "human-rating-v1"
+
+
+class LiveError(ValueError):
+    """Something a person did that the app refuses; the message says what and what to do."""
+
+
+# -- input checks ---------------------------------------------------------------------------
+_KEEP_CONTROLS = {"\n", "\t"}
+
+
+def clean_message(text: Any, max_chars: int) -> str:
+    """The message a person typed, checked and cleaned for the conversation.
+
+    Control characters (other than newline and tab) are removed; text that is mostly
+    unprintable (binary data pasted in) and empty or oversized messages are refused.
+
+    Raises:
+        LiveError: naming the problem and the fix.
+    """
+    if text is None or not isinstance(text, str):
+        raise LiveError("Type a message first: the message is empty.")
+    if len(text) > max_chars:
+        raise LiveError(f"Your message has {len(text):,} characters; the limit is {max_chars:,}. "
+                        "Shorten it (or split it over several turns) and send again.")
+    bad = sum(1 for ch in text if unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn")
+              and ch not in _KEEP_CONTROLS) + text.count("\ufffd")
+    if text and bad / len(text) > 0.1:
+        raise LiveError("Your message looks like binary data, not text. Type or paste plain text.")
+    cleaned = "".join(ch for ch in text if ch in _KEEP_CONTROLS
+                      or unicodedata.category(ch) not in ("Cc", "Cs", "Co", "Cn"))
+    cleaned = cleaned.replace("\ufffd", "").strip()
+    if not cleaned:
+        raise LiveError("Type a message first: the message is empty.")
+    return cleaned
+
+
+class RateLimiter:
+    """At most ``per_minute`` events per key in any 60-second window."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic):
+        self.per_minute = per_minute
+        self.clock = clock
+        self._events: dict[str, deque[float]] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def check(self, key: str) -> None:
+        """Count one event for ``key``.
+
+        Raises:
+            LiveError: when ``key`` already had ``per_minute`` events in the last minute.
+        """
+        with self._lock:
+            now, events = self.clock(), self._events[key]
+            while events and now - events[0] >= 60.0:
+                events.popleft()
+            if len(events) >= self.per_minute:
+                wait = 60.0 - (now - events[0])
+                raise LiveError(f"You are sending messages too fast (at most {self.per_minute} a "
+                                f"minute). Wait {wait:.0f} s and send again.")
+            events.append(now)
+
+
+# -- the person's side of the graph ---------------------------------------------------------
+class LiveUser:
+    """The user side played by a person: pauses the graph until their message arrives.
+    Resuming with ``None`` ends the conversation (``user_ended``)."""
+
+    async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
+        text = interrupt({"awaiting": "user", "turn": turn_index})
+        return Reply(text, extra={"live": True})
+
+
+class LiveAgent:
+    """The help-desk side played by a person (a live human baseline)."""
+
+    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
+        text = interrupt({"awaiting": "agent", "turn": sum(m.role == "agent" for m in history) + 1})
+        return Reply(text, extra={"live": True})
+
+
+# -- what the app shows ---------------------------------------------------------------------
+@dataclass
+class SessionView:
+    """Everything the page shows of one session (no model objects, no secrets of others)."""
+
+    session_id: str
+    mode: str
+    agent: str
+    status: str  # active | ended | abandoned
+    scenario: str | None
+    messages: list[Message]
+    awaiting: str | None  # "user" or "agent" while the graph waits for the person
+    stop_reason: str | None
+    turns: list[dict[str, Any]] = field(default_factory=list)  # stored turns with LLM judgments
+    max_turns: int = 0
+
+    @property
+    def last_turn(self) -> int:
+        return self.turns[-1]["turn_index"] if self.turns else 0
+
+
+@dataclass
+class LiveUpdate:
+    """One step of a streamed reply: the agent's text so far, then the final view."""
+
+    partial: str | None = None
+    view: SessionView | None = None
+
+
+class LiveSessions:
+    """Starts, continues, rates and ends live sessions; one per process (one store writer)."""
+
+    def __init__(self, runtime: Runtime, writer: StoreWriter, reader: StoreReader,
+                 clock: Callable[[], float] = time.monotonic):
+        self.runtime = runtime
+        self.config = runtime.config
+        self.app = runtime.config.app
+        self.writer, self.reader = writer, reader
+        self.store = LiveStore(writer, reader)
+        self.checkpointer = InMemorySaver()
+        self.limiter = RateLimiter(self.app.messages_per_minute, clock)
+        self._graphs: dict[tuple[str, str], Any] = {}
+        self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._runs: dict[tuple[str, str, str], str] = {}
+        self._create_lock = threading.Lock()
+
+    # -- graphs and runs -------------------------------------------------------------------
+    def _graph(self, mode: str, agent: str):
+        key = (mode, agent)
+        if key not in self._graphs:
+            if mode == "user":
+                user, helper = LiveUser(), self._agent(agent)
+            else:
+                user, helper = SimulatedUser(self.runtime.client("user")), LiveAgent()
+            self._graphs[key] = self.runtime.selfscore_graph(
+                user, helper, StoreTurnSink(self.writer), checkpointer=self.checkpointer)
+        return self._graphs[key]
+
+    def _agent(self, agent: str):
+        if agent == "rag":
+            from harness.rag import RagAgent
+            return RagAgent(self.runtime.client("agent"), self.runtime.knowledge_base(),
+                            k=self.config.rag.k)
+        return PlainAgent(self.runtime.client("agent"))
+
+    def run_for(self, study_id: str, mode: str, agent: str, dataset: str = "live",
+                dataset_sha256: str = "") -> str:
+        """The run that collects a study's sessions of one mode and agent (created once)."""
+        key = (study_id, mode, agent)
+        if key in self._runs:
+            return self._runs[key]
+        run_id = f"live-{study_id}-{mode}-{agent}"
+        try:
+            self.reader.run(run_id)
+        except Exception:  # StoreError: not there yet
+            cfg = self.config.model_copy(deep=True)
+            cfg.run.agent = agent if mode == "user" else "human"
+            cfg.run.max_turns = self.app.max_turns
+            label = "human-live" if mode == "agent" else None
+            name = f"live-{study_id}:" + run_name(cfg, label)
+            new_run(self.writer, cfg, name, "live" if mode == "user" else "live_human_agent",
+                    dataset, dataset_sha256, prompts.PROMPT_VERSION, SCORER_VERSION, run_id=run_id)
+        self._runs[key] = run_id
+        return run_id
+
+    # -- sessions --------------------------------------------------------------------------
+    async def start(self, *, mode: str, agent: str = "plain", study_id: str = "free",
+                    participant_id: str | None = None, task: Task | None = None,
+                    dataset: str = "live", dataset_sha256: str = "",
+                    question: str | None = None) -> SessionView:
+        """:meth:`open` a session and :meth:`begin` it."""
+        session_id = self.open(mode=mode, agent=agent, study_id=study_id,
+                               participant_id=participant_id, task=task, dataset=dataset,
+                               dataset_sha256=dataset_sha256, question=question)
+        return await self.begin(session_id)
+
+    def open(self, *, mode: str, agent: str = "plain", study_id: str = "free",
+             participant_id: str | None = None, task: Task | None = None,
+             dataset: str = "live", dataset_sha256: str = "", question: str | None = None) -> str:
+        """Store a new session (its problem, interaction and session rows); returns its token.
+
+        ``mode='user'``: ``task`` (shown as a scenario) or ``question`` (the person's own
+        problem, their first message). ``mode='agent'``: ``task`` is required. No model is
+        called here, so a caller may hold a lock around assignment and creation.
+
+        Raises:
+            LiveError: unknown mode or agent, or no problem to talk about.
+        """
+        if mode not in MODES:
+            raise LiveError(f"Unknown mode {mode!r}; use 'user' (you ask) or 'agent' (you answer).")
+        if agent not in ("plain", "rag"):
+            raise LiveError(f"Unknown agent {agent!r}; use 'plain' or 'rag'.")
+        if task is None:
+            if mode == "agent":
+                raise LiveError("Answering as the agent needs a task: draw one from the task set.")
+            question = clean_message(question, self.app.max_message_chars)
+            digest = hashlib.sha256(question.encode()).hexdigest()[:16]
+            task = Task(id=f"live-{digest}", question=question)
+            dataset = "live"
+        run_id = self.run_for(study_id, mode, agent, dataset, dataset_sha256)
+        problem_id = f"{dataset}:{task.id}"
+        with self._create_lock:
+            self.writer.upsert_problems([{
+                "id": problem_id, "dataset": dataset, "task_id": task.id, "question": task.question,
+                "reference_answer": task.reference_answer,
+                "metadata_json": json.dumps({**task.metadata, "problem": task.problem})}])
+            iid = f"{run_id}:{uuid.uuid4().hex[:12]}"
+            position = len(self.reader.interactions(run_id))
+            self.writer.start_interaction({"id": iid, "run_id": run_id, "problem_id": problem_id,
+                                           "position": position, "status": "running",
+                                           "script_json": None})
+            return self.store.create_session({
+                "study_id": study_id, "participant_id": participant_id, "run_id": run_id,
+                "interaction_id": iid, "mode": mode, "agent": agent, "task_id": task.id})
+
+    async def begin(self, session_id: str) -> SessionView:
+        """Prepare the problem (summary, problem statement, complexity) and run the graph to
+        the first point where the person acts (mode ``agent``: after the simulated user's
+        first message and its judgment)."""
+        async with self._locks[session_id]:
+            sess = self._session(session_id)
+            await self._ensure_thread(sess, self._graph(sess["mode"], sess["agent"]))
+        return await self.view(session_id)
+
+    def _thread(self, session_id: str) -> dict:
+        return {"configurable": {"thread_id": session_id},
+                "recursion_limit": recursion_limit(self.app.max_turns)}
+
+    def _session(self, session_id: str, participant_id: str | None = None) -> dict[str, Any]:
+        sess = self.store.session(session_id) if session_id else None
+        if sess is None or (participant_id is not None and sess["participant_id"] != participant_id):
+            raise LiveError("No such session for you. Start a new conversation.")
+        return sess
+
+    async def _ensure_thread(self, sess: dict[str, Any], graph) -> None:
+        """Rebuild a session's paused graph from the store (after an app restart)."""
+        cfg = self._thread(sess["id"])
+        snapshot = await graph.aget_state(cfg)
+        if snapshot.next:
+            return
+        row = next(r for r in self.reader.interactions(sess["run_id"]) if r["id"] == sess["interaction_id"])
+        problem = await prepare_problem(self.runtime, self.reader, self.writer, row)
+        turns = self.reader.turns(sess["interaction_id"])
+        history = [m for t in turns for m in (Message("user", t["user_message"]),
+                                              Message("agent", t["agent_message"]))]
+        async for _ in graph.astream(initial_state(problem, history, len(turns) + 1,
+                                                   self.app.max_turns), cfg):
+            pass
+
+    async def send(self, session_id: str, text: Any, participant_id: str | None = None,
+                   rate_key: str | None = None) -> AsyncIterator[LiveUpdate]:
+        """The person's next message (their own in mode ``user``, their reply as the agent in
+        mode ``agent``). Yields the agent's reply as it streams, then the final view.
+
+        Raises:
+            LiveError: bad message, rate limit, a session that is not the caller's or has ended.
+        """
+        text = clean_message(text, self.app.max_message_chars)
+        sess = self._session(session_id, participant_id)
+        self.limiter.check(rate_key or participant_id or session_id)
+        async with self._locks[session_id]:
+            sess = self._session(session_id, participant_id)
+            if sess["status"] != "active":
+                raise LiveError("This conversation has ended. Start a new one.")
+            graph = self._graph(sess["mode"], sess["agent"])
+            await self._ensure_thread(sess, graph)
+            partial = ""
+            async for mode, chunk in graph.astream(Command(resume=text), self._thread(session_id),
+                                                   stream_mode=["messages", "updates"]):
+                if mode != "messages":
+                    continue
+                msg, meta = chunk
+                if meta.get("langgraph_node") == "agent_turn" and isinstance(msg.content, str) \
+                        and msg.content:
+                    partial += msg.content
+                    yield LiveUpdate(partial=partial)
+            snapshot = await graph.aget_state(self._thread(session_id))
+            if not snapshot.next:  # the graph ended: solved or max turns
+                await self._finish(sess, snapshot.values.get("stop_reason"))
+        yield LiveUpdate(view=await self.view(session_id))
+
+    async def end(self, session_id: str, participant_id: str | None = None) -> SessionView:
+        """The person ends the conversation; it is scored from its stored turns."""
+        sess = self._session(session_id, participant_id)
+        async with self._locks[session_id]:
+            sess = self._session(session_id, participant_id)
+            if sess["status"] == "active":
+                await self._finish(sess, "user_ended" if sess["mode"] == "user" else "agent_ended")
+        return await self.view(session_id)
+
+    async def _finish(self, sess: dict[str, Any], stop_reason: str | None) -> None:
+        iid = sess["interaction_id"]
+        n_turns = len(self.reader.turns(iid))
+        if n_turns == 0:
+            self.writer.finish_interaction(iid, "abandoned", stop_reason, 0,
+                                           error="ended before the first turn")
+            self.store.end_session(sess["id"], "abandoned")
+        else:
+            self.writer.finish_interaction(iid, "completed", stop_reason, n_turns)
+            self.store.end_session(sess["id"], "ended")
+            run = self.reader.run(sess["run_id"])
+            row = {**self.reader.interaction(iid), "stop_reason": stop_reason,
+                   "task_id": sess["task_id"]}
+            self.writer.replace_scores(run["id"], [score_row(
+                interaction_figures(self.reader, row, run["config"]), run)])
+        self.checkpointer.delete_thread(sess["id"])
+
+    # -- ratings ---------------------------------------------------------------------------
+    def rate(self, session_id: str, turn_index: int, helpfulness: int | None, solved: bool | None,
+             rater: str, participant_id: str | None = None) -> None:
+        """A person's rating of one agent reply, stored beside the LLM judge's.
+
+        Raises:
+            LiveError: a rating outside 1-10, no such turn, or nothing to rate.
+        """
+        sess = self._session(session_id, participant_id)
+        if sess["mode"] != "user":
+            raise LiveError("Ratings are for the agent's replies; in this session you are the agent.")
+        if helpfulness is None and solved is None:
+            raise LiveError("Choose a helpfulness score (1-10) or whether the problem is solved.")
+        if helpfulness is not None and not (isinstance(helpfulness, int) and 1 <= helpfulness <= 10):
+            raise LiveError(f"Helpfulness must be a whole number from 1 to 10, not {helpfulness!r}.")
+        iid = sess["interaction_id"]
+        if not any(t["turn_index"] == turn_index for t in self.reader.turns(iid)):
+            raise LiveError(f"There is no reply {turn_index} to rate yet.")
+        rows = []
+        base = {"interaction_id": iid, "turn_index": turn_index, "model": "human",
+                "prompt_version": HUMAN_RATING_VERSION, "rater": rater, "attempts": 1}
+        if helpfulness is not None:
+            rows.append({**base, "kind": "human_agent_helpfulness", "score": helpfulness,
+                         "parsed_json": json.dumps({"score": helpfulness})})
+        if solved is not None:
+            rows.append({**base, "kind": "human_solved", "score": int(bool(solved)),
+                         "parsed_json": json.dumps({"solved": bool(solved)})})
+        self.store.save_human_judgments(rows)
+
+    # -- reading ---------------------------------------------------------------------------
+    async def view(self, session_id: str, participant_id: str | None = None) -> SessionView:
+        """The session as the page shows it: stored turns plus a message still in flight."""
+        sess = self._session(session_id, participant_id)
+        turns = self.reader.turns(sess["interaction_id"])
+        messages = [m for t in turns for m in (Message("user", t["user_message"]),
+                                               Message("agent", t["agent_message"]))]
+        awaiting = None
+        if sess["status"] == "active":
+            snapshot = await self._graph(sess["mode"], sess["agent"]).aget_state(
+                self._thread(session_id))
+            if snapshot.next:
+                history = snapshot.values.get("history") or []
+                messages = list(history) if len(history) >= len(messages) else messages
+                awaiting = sess["mode"]
+            else:  # paused graph lost (app restarted): rebuilt on the next message
+                awaiting = sess["mode"]
+        problem = self.reader.problem(self.reader.interaction(sess["interaction_id"])["problem_id"])
+        interaction = self.reader.interaction(sess["interaction_id"])
+        scenario = None if sess["task_id"].startswith("live-") else problem["question"]
+        return SessionView(session_id, sess["mode"], sess["agent"], sess["status"], scenario,
+                           messages, awaiting, interaction.get("stop_reason"), turns,
+                           self.app.max_turns)

@@ -1,0 +1,164 @@
+"""Live sessions through the real turn loop (interrupt/resume), with fake chat models."""
+import json
+
+import pytest
+
+from harness.agreement import human_llm_agreement
+from harness.compose import Runtime
+from harness.config import load_config
+from harness.datasets import load_dataset
+from harness.live import LiveError, LiveSessions, RateLimiter, clean_message
+from harness.studies import Studies, StudySpec
+from store import StoreReader, StoreWriter
+from tests.fakes import default_responder, fake_factory
+
+
+@pytest.fixture
+def live(tmp_path):
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
+                                 "app": {"max_turns": 4, "messages_per_minute": 100}})
+    runtime = Runtime(cfg, fake_factory(default_responder(solve_at=3)))
+    writer, reader = StoreWriter(cfg.store), StoreReader(cfg.store, must_exist=False)
+    sessions = LiveSessions(runtime, writer, reader)
+    yield sessions
+    writer.close()
+    runtime.close()
+
+
+async def send(live, session_id, text, **kw):
+    updates = [u async for u in live.send(session_id, text, **kw)]
+    assert updates[-1].view is not None
+    return updates
+
+
+async def test_user_mode_turns_are_judged_and_stored_like_batch_turns(live):
+    view = await live.start(mode="user", question="My wifi drops every few minutes.")
+    assert view.awaiting == "user" and view.messages == [] and view.scenario is None
+    updates = await send(live, view.session_id, "My wifi drops every few minutes.")
+    partials = [u.partial for u in updates if u.partial]
+    assert partials and partials[-1].startswith("Step 1")
+    view = updates[-1].view
+    assert [m.role for m in view.messages] == ["user", "agent"]
+    assert view.awaiting == "user" and view.status == "active"
+    turn = view.turns[0]
+    assert turn["user_helpfulness"] == 6 and turn["agent_helpfulness"] == 8 and turn["solved"] == 0
+    sess = live.store.session(view.session_id)
+    kinds = {j["kind"] for j in live.store.judgments(sess["interaction_id"])}
+    assert {"complexity", "user_helpfulness", "agent_helpfulness", "solved"} <= kinds
+    # the solved-check fires at the third agent reply: the session ends and is scored
+    await send(live, view.session_id, "Still drops.")
+    view = (await send(live, view.session_id, "Tried it."))[-1].view
+    assert view.status == "ended" and view.stop_reason == "solved" and len(view.turns) == 3
+    scores = live.reader.scores(sess["run_id"])
+    assert len(scores) == 1 and scores[0]["figures"]["solved"]
+    run = live.reader.run(sess["run_id"])
+    assert run["kind"] == "live" and run["prompt_version"] and run["scorer_version"]
+    with pytest.raises(LiveError, match="has ended"):
+        await send(live, view.session_id, "hello?")
+
+
+async def test_agent_mode_person_answers_the_simulated_user(live, tasks_file):
+    task = load_dataset(str(tasks_file)).tasks[0]
+    view = await live.start(mode="agent", task=task, dataset="tasks")
+    assert view.awaiting == "agent" and [m.role for m in view.messages] == ["user"]
+    assert view.messages[0].content == task.question and view.scenario == task.question
+    view = (await send(live, view.session_id, "Update the iwlwifi firmware and reboot."))[-1].view
+    assert [m.role for m in view.messages] == ["user", "agent", "user"]
+    assert view.turns[0]["agent_message"] == "Update the iwlwifi firmware and reboot."
+    assert view.turns[0]["agent_helpfulness"] == 8
+    view = await live.end(view.session_id)
+    assert view.status == "ended" and view.stop_reason == "agent_ended"
+    assert live.reader.run(live.store.session(view.session_id)["run_id"])["kind"] == "live_human_agent"
+
+
+async def test_ratings_are_stored_beside_llm_judgments_and_agreement_is_computed(live):
+    view = await live.start(mode="user", question="Disk full but du shows half used.")
+    view = (await send(live, view.session_id, "Disk full but du shows half used."))[-1].view
+    live.rate(view.session_id, 1, 7, False, rater="p-1")
+    live.rate(view.session_id, 1, 9, False, rater="p-1")  # a new rating replaces the old one
+    with pytest.raises(LiveError, match="1 to 10"):
+        live.rate(view.session_id, 1, 11, None, rater="p-1")
+    with pytest.raises(LiveError, match="no reply 5"):
+        live.rate(view.session_id, 5, 5, None, rater="p-1")
+    sess = live.store.session(view.session_id)
+    human = live.store.human_judgments(sess["interaction_id"])
+    assert [(j["kind"], j["score"], j["rater"]) for j in human] == [
+        ("human_agent_helpfulness", 9, "p-1"), ("human_solved", 0, "p-1")]
+    rows = live.store.human_vs_llm(sess["run_id"])
+    assert rows[0]["human_helpfulness"] == 9 and rows[0]["llm_helpfulness"] == 8
+    agreement = human_llm_agreement(rows)
+    assert agreement["helpfulness"]["n"] == 1 and agreement["helpfulness"]["mean_difference"] == 1
+    assert agreement["solved"]["percent_agreement"] == 1.0
+
+
+async def test_sessions_are_isolated_and_survive_a_lost_checkpoint(live):
+    a = await live.start(mode="user", question="Problem A: printer offline.")
+    b = await live.start(mode="user", question="Problem B: bluetooth mouse lags.")
+    await send(live, a.session_id, "Problem A: printer offline.")
+    view_b = await live.view(b.session_id)
+    assert view_b.messages == []
+    with pytest.raises(LiveError, match="No such session"):
+        await live.view(a.session_id, participant_id="someone-else")
+    # the app restarted: the paused graph is gone, the store rebuilds it
+    live.checkpointer.delete_thread(a.session_id)
+    view = (await send(live, a.session_id, "It still says offline."))[-1].view
+    assert [t["turn_index"] for t in view.turns] == [1, 2]
+    assert view.turns[1]["user_message"] == "It still says offline."
+
+
+async def test_ending_before_the_first_turn_stores_no_score(live):
+    view = await live.start(mode="user", question="Screen flickers.")
+    view = await live.end(view.session_id)
+    assert view.status == "abandoned"
+    sess = live.store.session(view.session_id)
+    assert live.reader.interaction(sess["interaction_id"])["status"] == "abandoned"
+    assert live.reader.scores(sess["run_id"]) == []
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"), ("   \n ", "empty"), (None, "empty"), ("x" * 5001, "limit is 4,000"),
+    ("\x00\x01\x02\x03\x04abc", "binary"), ("\ufffd" * 20, "binary"),
+])
+def test_bad_messages_are_refused_with_the_fix(text, message):
+    with pytest.raises(LiveError, match=message):
+        clean_message(text, 4000)
+
+
+def test_control_characters_are_removed():
+    assert clean_message("line one\x1b[31m\nline\ttwo\x07", 100) == "line one[31m\nline\ttwo"
+
+
+def test_rate_limit_per_participant():
+    now = [0.0]
+    limiter = RateLimiter(2, clock=lambda: now[0])
+    limiter.check("a"), limiter.check("a"), limiter.check("b")
+    with pytest.raises(LiveError, match="too fast"):
+        limiter.check("a")
+    now[0] = 61.0
+    limiter.check("a")
+
+
+def test_studies_balance_tasks_and_pseudonymise(live, tasks_file):
+    studies = Studies(live.store)
+    sid = studies.create(StudySpec(name="Wifi study", dataset=str(tasks_file), task_limit=3,
+                                   agents=["plain"], max_sessions=2))
+    with pytest.raises(LiveError, match="consent"):
+        studies.join(sid, "alice-01", consented=False)
+    alice, bob = studies.join(sid, "alice-01", True), studies.join(sid, "bob-02", True)
+    assert alice.startswith("p-") and "alice" not in alice
+    assert studies.join(sid, "alice-01", True) == alice  # the same code finds the same pseudonym
+    seen = []
+    for pid in (alice, bob, alice):
+        task, agent, dataset = studies.next_assignment(sid, pid)
+        live.open(mode="user", agent=agent, study_id=sid, participant_id=pid, task=task,
+                  dataset=dataset.name)
+        seen.append(task.id)
+    assert seen == ["wifi", "disk", "dns"]  # least-covered first, never twice for one person
+    with pytest.raises(LiveError, match="all 2 conversations"):
+        studies.next_assignment(sid, alice)
+    with pytest.raises(LiveError, match="No such study"):
+        studies.join("nope", "alice-01", True)
+    with pytest.raises(LiveError, match="Task pool"):
+        studies.create(StudySpec(name="x", dataset="missing.jsonl"))
+    rows = live.store.sessions_of_study(sid)
+    assert all("alice" not in json.dumps(r) for r in rows)
