@@ -423,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_import)
 
     add_ntb_commands(sub)
+    __import__("harness.cli_voice").cli_voice.add_voice_commands(sub)
 
     p = sub.add_parser("models", help="show the embedded engine and models; --prepare assembles them")
     p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")

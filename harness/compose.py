@@ -6,6 +6,7 @@ agent, the judges, the cost model and the turn loop graph.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -51,14 +52,37 @@ class Runtime:
         return StructuredJudge(self.client(role), self.config.run.judge_retries)
 
     def user(self, scripts: dict[str, list[str]]) -> User:
-        """The configured user: LLM-simulated, or scripted from each task's ``followups``."""
-        if self.config.run.user == "scripted":
-            return ScriptedUser(scripts)
-        return SimulatedUser(self.client("user"))
+        """The configured user: LLM-simulated, or scripted from each task's ``followups``;
+        speaking through ``voice_link`` when ``voice.enabled`` (docs/voice.md)."""
+        user = ScriptedUser(scripts) if self.config.run.user == "scripted" else SimulatedUser(self.client("user"))
+        if self.speaks:
+            from harness.voice.call import VoiceUser
+            return VoiceUser(user, self.voice_link)
+        return user
 
     def agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]]) -> Agent:
-        """The configured agent: the paper's plain agent, or replayed replies (a human
-        baseline's, or a stored run's when re-judging)."""
+        """The configured agent (see ``text_agent``), speaking through ``voice_link`` when
+        ``voice.enabled`` (docs/voice.md)."""
+        agent = self.text_agent(replies, calls)
+        if self.speaks:
+            from harness.voice.call import VoiceAgent
+            return VoiceAgent(agent, self.voice_link)
+        return agent
+
+    @property
+    def speaks(self) -> bool:
+        """Voice on, except when re-judging (a stored voice run's messages were already heard)."""
+        return self.config.voice.enabled and self.config.run.agent != "replay"
+
+    @cached_property
+    def voice_link(self):
+        """The speech link (TTS, channel, STT, audio files) shared by the voice user and agent."""
+        from harness.voice.call import build_link
+        return build_link(self.config.voice, self.config.store)
+
+    def text_agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]]) -> Agent:
+        """The paper's plain agent, the RAG agent, or replayed replies (a human baseline's, or a
+        stored run's when re-judging)."""
         if self.config.run.agent in ("human", "replay"):
             return ScriptedAgent(replies, calls)
         if self.config.run.agent == "rag":

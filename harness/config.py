@@ -148,6 +148,21 @@ class AppConfig(_Strict):
     max_turns: int = Field(20, ge=1, le=1000, description="turns of a live conversation")
 
 
+class VoiceConfig(_Strict):
+    """Simulated voice calls: every message is spoken (TTS), sent through the channel and
+    transcribed (STT) for the other side (docs/voice.md)."""
+
+    enabled: bool = Field(False, description="speak and transcribe every message of a SelfScore run")
+    tts: Literal["piper", "espeak-ng"] = Field("piper", description="piper (joe voice) or Debian espeak-ng")
+    stt_model: Literal["whisper-base"] = "whisper-base"
+    stt_beam_size: int = Field(1, ge=1, le=10, description="1: greedy (fastest); 5: Whisper's default")
+    telephone: bool = Field(False, description="narrow-band phone line: 300-3400 Hz at 8 kHz")
+    snr_db: float | None = Field(None, ge=-10.0, le=80.0, description="white noise at this SNR; none: no noise")
+    seed: int = Field(0, description="seed of the channel noise (per interaction and turn)")
+    tts_check: bool = Field(True, description="with a degraded channel, also transcribe the clean "
+                            "audio to measure TTS accuracy apart from the channel (one more STT pass)")
+
+
 class Config(_Strict):
     store: str = "runs/deskbench.sqlite"
     roles: dict[str, ModelSpec] = Field(default_factory=_default_roles)
@@ -158,6 +173,7 @@ class Config(_Strict):
     ntb: NtbConfig = Field(default_factory=NtbConfig)
     rag: RagConfig = Field(default_factory=RagConfig)
     app: AppConfig = Field(default_factory=AppConfig)
+    voice: VoiceConfig = Field(default_factory=VoiceConfig)
 
     @field_validator("roles")
     @classmethod

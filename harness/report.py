@@ -6,6 +6,7 @@ from typing import Any
 
 from harness.scoring import summarize
 from harness.statistics import bootstrap_ci
+from harness.voice.report import voice_lines
 from store import StoreReader
 
 
@@ -60,6 +61,7 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
     for c in reader.llm_call_totals(run_id):
         lines.append(f"| {c['role']} | {c['model']} | {c['calls']} | {c['input_tokens']} | "
                      f"{c['output_tokens']} | {_fmt((c['latency_ms'] or 0) / 1000, 1)} | {c['errors']} |")
+    lines += voice_lines(reader, run_id)
     if sanity_lines:
         lines += ["", "## Judge sanity", "", "```", *sanity_lines, "```"]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,154 @@
+"""``deskbench call ...`` and ``deskbench voice check``: simulated and local voice calls,
+their voice report, and a speech round-trip self-test (docs/voice.md)."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from harness.cli import _finish, _progress_printer, add_config_args, build_config, console, out
+
+ROUND_TRIP_BOUND = 0.10   # `voice check` fails above this corpus word error rate
+
+
+def _voice_overrides(args: argparse.Namespace, enabled: bool = True) -> dict:
+    voice = {"enabled": enabled, "telephone": True if getattr(args, "telephone", False) else None,
+             "snr_db": getattr(args, "snr", None), "tts": getattr(args, "tts", None),
+             "seed": getattr(args, "voice_seed", None)}
+    return {"voice": {k: v for k, v in voice.items() if v is not None}}
+
+
+def cmd_call_simulate(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from harness.batch import arun_selfscore
+    from harness.compose import Runtime
+    from harness.datasets import load_dataset
+
+    config = build_config(args, {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
+                                 "max_turns": args.max_turns, "concurrency": args.concurrency,
+                                 "name": args.name, "user": args.user}, _voice_overrides(args))
+    dataset = load_dataset(config.run.dataset)
+    v = config.voice
+    console.print(f"[bold]deskbench[/] simulated calls: tts {v.tts}, stt {v.stt_model}, telephone "
+                  f"{'on' if v.telephone else 'off'}, noise {'off' if v.snr_db is None else f'{v.snr_db} dB SNR'}; "
+                  f"store [cyan]{config.store}[/]")
+    with Runtime(config) as runtime:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=console, disable=args.quiet) as bar:
+            task = bar.add_task("starting (models load on first use)", total=None)
+            try:
+                run_id, progress = asyncio.run(arun_selfscore(runtime, dataset, None,
+                                                              _progress_printer(bar, task)))
+            except KeyboardInterrupt:
+                console.print("[yellow]Interrupted.[/] Every finished turn is stored; resume with "
+                              f"`deskbench run --store {config.store} --resume RUN`.")
+                return 130
+    return _finish(config, run_id, progress, None, args.out)
+
+
+def cmd_call_local(args: argparse.Namespace) -> int:
+    from harness.voice.devices import NoAudioDevice, require_devices
+    try:
+        sd = require_devices()
+    except NoAudioDevice as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        return 2
+    from harness.batch import arun_selfscore
+    from harness.voice.call import build_link
+    from harness.voice.local_call import LocalCallRuntime, Microphone, call_dataset, first_message
+    config = build_config(args, {"max_turns": args.max_turns, "name": args.name, "concurrency": 1},
+                          _voice_overrides(args, enabled=False))
+    mic = Microphone(sd, args.mode)
+    link = build_link(config.voice, config.store)
+    print("Say what your problem is.")
+    first = first_message(sd, mic, link)
+    if first is None:
+        print("Hung up before the call started; nothing stored.")
+        return 0
+    samples, question = first
+    with LocalCallRuntime(config, mic, samples, sd) as runtime:
+        runtime.voice_link = link
+        run_id, progress = asyncio.run(arun_selfscore(runtime, call_dataset(question)))
+    return _finish(config, run_id, progress, None, args.out)
+
+
+def cmd_call_report(args: argparse.Namespace) -> int:
+    from harness.voice.report import voice_lines
+    from store import StoreReader
+    config = build_config(args)
+    reader = StoreReader(config.store)
+    run = reader.run(args.run)
+    lines = voice_lines(reader, run["id"])
+    if not lines:
+        out.print(f"Run {run['id']} has no voice measures (it was not a voice run).")
+        return 1
+    print("\n".join(lines).strip())
+    return 0
+
+
+def cmd_voice_check(args: argparse.Namespace) -> int:
+    from harness.voice.call import Channel
+    from harness.voice.roundtrip import SENTENCES, corpus_wer, round_trip
+    from harness.voice.stt import Transcriber
+    from harness.voice.tts import Speaker
+
+    speaker = Speaker(args.tts)
+    rows = round_trip(speaker, Transcriber().load(), SENTENCES, Channel(args.telephone, args.snr))
+    for r in rows:
+        out.print(f"WER {r.errors.wer:.2f}  tts {r.tts_ms:.0f} ms  stt {r.stt_ms:.0f} ms  "
+                  f"({r.audio_s:.1f} s audio)\n  said:  {r.text}\n  heard: {r.heard}", highlight=False)
+    total = corpus_wer(rows)
+    ok = total <= ROUND_TRIP_BOUND
+    out.print(f"{speaker.engine} -> whisper-base: {sum(r.errors.errors for r in rows)} word errors in "
+              f"{sum(r.errors.reference_words for r in rows)} words (WER {total:.3f}); "
+              + ("OK" if ok else f"above the {ROUND_TRIP_BOUND} bound"), highlight=False)
+    return 0 if ok else 1
+
+
+def _channel_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tts", choices=["piper", "espeak-ng"], help="text-to-speech engine (default piper)")
+    p.add_argument("--telephone", action="store_true", help="narrow-band phone line (300-3400 Hz, 8 kHz)")
+    p.add_argument("--snr", type=float, metavar="DB", help="add white noise at this signal-to-noise ratio")
+
+
+def add_voice_commands(sub) -> None:
+    """``call simulate|local|report`` and ``voice check``."""
+    call = sub.add_parser("call", help="voice calls: simulated call-center batches, a local call, "
+                          "voice figures of a run").add_subparsers(dest="call_command", required=True)
+
+    p = call.add_parser("simulate", help="a SelfScore batch where every message is spoken and "
+                        "transcribed (speech errors propagate)")
+    add_config_args(p)
+    p.add_argument("--dataset", help="built-in task set name or a JSONL task file")
+    p.add_argument("--limit", type=int, default=2, help="number of problems (default 2)")
+    p.add_argument("--offset", type=int)
+    p.add_argument("--max-turns", type=int, default=3, help="turns per call (default 3)")
+    p.add_argument("--concurrency", type=int)
+    p.add_argument("--user", choices=["llm", "scripted"])
+    p.add_argument("--name", help="run name")
+    p.add_argument("--voice-seed", type=int, help="seed of the channel noise")
+    _channel_args(p)
+    p.add_argument("--out", help="folder for the report and exports (default next to the store)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_call_simulate)
+
+    p = call.add_parser("local", help="talk to the agent on this machine's microphone and speakers")
+    add_config_args(p)
+    p.add_argument("--mode", choices=["push", "vad"], default="push",
+                   help="push: Enter starts and stops each message; vad: a pause ends it")
+    p.add_argument("--max-turns", type=int, default=10)
+    p.add_argument("--name", help="run name")
+    p.add_argument("--tts", choices=["piper", "espeak-ng"])
+    p.add_argument("--out", help="folder for the report and exports")
+    p.set_defaults(func=cmd_call_local)
+
+    p = call.add_parser("report", help="voice figures of a run (mean, p50, p95 per measure)")
+    add_config_args(p)
+    p.add_argument("run", help="run id or name")
+    p.set_defaults(func=cmd_call_report)
+
+    voice = sub.add_parser("voice", help="offline speech self-tests").add_subparsers(
+        dest="voice_command", required=True)
+    p = voice.add_parser("check", help="speak fixed sentences, transcribe them, count word errors")
+    _channel_args(p)
+    p.set_defaults(func=cmd_voice_check, tts="piper")
