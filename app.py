@@ -1,12 +1,75 @@
-"""Starts the Gradio app. The live app (chat as the user or as the agent, human ratings,
-results pages) is its own issue; until it lands this entry point says so plainly."""
+"""Starts the live Gradio app: people chat with the agent (or answer as the agent), rate its
+replies, join studies; organisers set up studies and browse results. Offline by default (the
+embedded model serves every role), like the batch runs.
+
+    .venv/bin/python app.py                      # http://127.0.0.1:7860
+    .venv/bin/python app.py --host 0.0.0.0 --port 8080 --store runs/study.sqlite
+"""
+from __future__ import annotations
+
+import argparse
+import signal
 import sys
+import threading
 
 
-def main() -> int:
-    print("The live Gradio app is not built yet (see the project's issues). "
-          "Run a batch instead: `make demo` or `.venv/bin/deskbench --help`.", file=sys.stderr)
-    return 1
+def build_parser() -> argparse.ArgumentParser:
+    from harness.cli import add_config_args
+
+    parser = argparse.ArgumentParser(prog="app.py", description=__doc__.split("\n\n")[0])
+    add_config_args(parser)
+    parser.add_argument("--host", help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a network)")
+    parser.add_argument("--port", type=int, help="port (default 7860; 0: any free port)")
+    parser.add_argument("--dataset", help="task set drawn from in free sessions (default lfrqa_technology)")
+    parser.add_argument("--kb", help="knowledge base for the RAG agent (enables agent 'rag')")
+    parser.add_argument("--show-judge-scores", action="store_true",
+                        help="show participants the LLM judge's scores (default hidden)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from harness.app_services import AppServices
+    from harness.cli import build_config
+    from harness.config import ConfigError
+    from ui.app import launch
+
+    args = build_parser().parse_args(argv)
+    app = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
+    if args.show_judge_scores:
+        app["show_judge_scores"] = True
+    extra: dict = {"app": app}
+    if args.kb:
+        extra["rag"] = {"kb": args.kb}
+        app["agents"] = ["plain", "rag"]
+    try:
+        config = build_config(args, run={"dataset": args.dataset}, extra=extra)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    services = AppServices(config)
+    services.warm_up()
+    try:
+        demo, url = launch(services)
+    except OSError as exc:
+        services.close()
+        print(f"error: cannot listen on {config.app.host}:{config.app.port} ({exc}). "
+              "Pass --port with a free port (or 0 for any).", file=sys.stderr)
+        return 2
+    print(f"deskbench live app: {url}")
+    print(f"store: {config.store}")
+    if services.secret_generated:
+        print(f"organiser secret (made for this start; set {config.app.organiser_secret_env} "
+              f"to choose one): {services.organiser_secret}")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        demo.close()
+        services.close()
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,77 @@
+"""Everything the live app needs, built from the config: the runtime (models), the store,
+live sessions, studies, the organiser secret and results folders. One per app process."""
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+import threading
+from pathlib import Path
+
+from harness.compose import ChatModelFactory, Runtime
+from harness.config import Config
+from harness.datasets import DatasetError, load_dataset
+from harness.live import LiveError, LiveSessions, RateLimiter
+from harness.studies import Studies
+from store import StoreReader, StoreWriter
+
+
+class AppServices:
+    """Owns the app's collaborators; :meth:`close` stops the engine and the writer."""
+
+    def __init__(self, config: Config, chat_models: ChatModelFactory | None = None,
+                 organiser_secret: str | None = None):
+        self.config = config
+        self.runtime = Runtime(config, chat_models)
+        self.writer = StoreWriter(config.store)
+        self.reader = StoreReader(config.store, must_exist=False)
+        self.live = LiveSessions(self.runtime, self.writer, self.reader)
+        self.studies = Studies(self.live.store)
+        self.secret_generated = False
+        secret = organiser_secret or os.environ.get(config.app.organiser_secret_env)
+        if not secret:
+            secret, self.secret_generated = secrets.token_urlsafe(18), True
+        self._secret = secret
+        self.out_dir = Path(config.store).parent / "app"
+        self.starts = RateLimiter(config.app.messages_per_minute)
+        self._free_pool = None
+        self._free_pool_lock = threading.Lock()
+
+    @property
+    def organiser_secret(self) -> str:
+        return self._secret
+
+    def check_secret(self, given: str | None) -> None:
+        """Raises:
+            LiveError: when ``given`` is not the organiser secret."""
+        if not given or not hmac.compare_digest(given.strip().encode(), self._secret.encode()):
+            raise LiveError("Organiser pages need the organiser secret (set it with the "
+                            f"{self.config.app.organiser_secret_env} environment variable; "
+                            "`python app.py` prints it at start-up).")
+
+    def free_task(self, index: int):
+        """A task from the configured task set for a free session (``run.dataset``)."""
+        with self._free_pool_lock:
+            if self._free_pool is None:
+                try:
+                    self._free_pool = load_dataset(self.config.run.dataset)
+                except DatasetError as exc:
+                    raise LiveError(f"The task set cannot be loaded: {exc}") from exc
+        tasks = self._free_pool.tasks
+        return tasks[index % len(tasks)], self._free_pool
+
+    def warm_up(self) -> None:
+        """Start the embedded engine in the background so the first participant does not wait."""
+        def start():
+            try:
+                for role in ("agent", "judge"):
+                    spec = self.config.role(role)
+                    if spec.embedded:
+                        self.runtime.engine.base_url(spec.model)
+            except Exception as exc:  # reported on first use with the engine's own message
+                print(f"deskbench app: the embedded engine did not start yet: {exc}")
+        threading.Thread(target=start, daemon=True, name="engine-warm-up").start()
+
+    def close(self) -> None:
+        self.runtime.close()
+        self.writer.close()

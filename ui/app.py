@@ -1,0 +1,461 @@
+"""The Gradio app: live help-desk sessions, studies, ratings and results.
+
+Thin by design: every handler calls ``harness`` (live sessions, studies, results) and lays
+out what it returns. The only per-browser state is ids (session token, participant pseudonym,
+study id, drawn task index), kept in the browser's local storage so a reload finds the
+session again.
+"""
+from __future__ import annotations
+
+import functools
+import secrets
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from graphs.protocols import Message
+from harness.app_services import AppServices
+from harness.live import LiveError, SessionView
+from harness.studies import StudySpec
+from harness import results
+
+EMPTY_IDS = {"session": "", "participant": "", "study": "", "task": -1}
+PERSON_ROLE = {"user": "user", "agent": "agent"}  # which side the person plays in each mode
+
+
+# -- rendering --------------------------------------------------------------------------------
+def chat_messages(view: SessionView | None, partial: str | None = None) -> list[dict[str, str]]:
+    """The conversation as Gradio messages: the person's side on the right ("user")."""
+    if view is None:
+        return []
+    me = PERSON_ROLE[view.mode]
+    out = [{"role": "user" if m.role == me else "assistant", "content": m.content}
+           for m in view.messages]
+    if partial:
+        out.append({"role": "assistant", "content": partial})
+    return out
+
+
+def status_line(view: SessionView | None) -> str:
+    if view is None:
+        return "Describe your problem and press Send, or draw a task."
+    if view.status == "ended":
+        reasons = {"solved": "the problem is solved", "max_turns": "the turn limit was reached",
+                   "user_ended": "you ended it", "agent_ended": "you ended it"}
+        return f"Conversation ended: {reasons.get(view.stop_reason, view.stop_reason)}. Thank you!"
+    if view.status == "abandoned":
+        return "Conversation ended before the first reply."
+    if view.mode == "agent":
+        return f"Turn {view.last_turn + 1} of {view.max_turns}: answer the caller as the help-desk agent."
+    return f"Turn {view.last_turn + 1} of {view.max_turns}: your message."
+
+
+def scenario_text(view: SessionView | None) -> str:
+    if view is None or not view.scenario:
+        return ""
+    if view.mode == "agent":
+        return "**You are the help-desk agent.** The caller's problem is below; help them solve it."
+    return ("**Your scenario** (describe it in your own words, answer the agent's questions "
+            f"as if this were your problem):\n\n> {view.scenario}")
+
+
+def judge_scores(view: SessionView | None) -> str:
+    if view is None or not view.turns:
+        return ""
+    rows = [f"| {t['turn_index']} | {t['user_helpfulness']} | {t['agent_helpfulness']} | "
+            f"{'yes' if t['solved'] else 'no'} |" for t in view.turns]
+    return "\n".join(["LLM judge | turn | user h. | agent h. | solved |", "|---|---|---|---|",
+                      *rows]).replace("LLM judge ", "", 1)
+
+
+def warn(exc: Exception) -> str:
+    return f"⚠️ {exc}"
+
+
+# -- the app ----------------------------------------------------------------------------------
+def build_app(services: AppServices) -> gr.Blocks:
+    live, studies, cfg = services.live, services.studies, services.config.app
+    show_scores = cfg.show_judge_scores
+
+    def outputs_for(view: SessionView | None, ids: dict, note: str = "", partial: str | None = None):
+        rate_visible = bool(view and view.mode == "user" and view.turns and view.status == "active")
+        in_study = bool(ids.get("study"))
+        next_visible = bool(view and view.status != "active" and in_study)
+        return (chat_messages(view, partial), note or status_line(view), scenario_text(view),
+                gr.update(visible=rate_visible), gr.update(visible=next_visible),
+                judge_scores(view) if show_scores else "", ids)
+
+    async def current(ids: dict) -> SessionView | None:
+        if not ids.get("session"):
+            return None
+        try:
+            return await live.view(ids["session"], ids.get("participant") or None)
+        except LiveError:
+            return None
+
+    async def on_load(ids: dict, request: gr.Request):
+        ids = {**EMPTY_IDS, **(ids or {})}
+        study_id = (request.query_params.get("study") or "").strip() if request else ""
+        if study_id != ids.get("study"):
+            ids = {**EMPTY_IDS, "study": study_id}
+        join_title, consent = "", ""
+        if study_id:
+            try:
+                study = studies.study(study_id)
+                join_title = f"## {study['name']}"
+                consent = study["config"]["consent"]
+            except LiveError as exc:
+                join_title = warn(exc)
+        view = await current(ids)
+        joined = bool(ids.get("participant"))
+        return (*outputs_for(view, ids),
+                gr.update(visible=bool(study_id) and not joined), join_title, consent,
+                gr.update(visible=not study_id))
+
+    async def on_send(text: str, ids: dict, request: gr.Request):
+        ids = {**EMPTY_IDS, **(ids or {})}
+        view = await current(ids)
+        try:
+            if view is None or view.status != "active":
+                if ids.get("study"):
+                    raise LiveError("Press 'Next conversation' (or join the study) first.")
+                yield (*outputs_for(view, ids, "Preparing the conversation ..."), text)
+                services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
+                if ids.get("task", -1) >= 0:
+                    task, dataset = services.free_task(ids["task"])
+                    view = await live.start(mode="user", agent=ids.get("agent") or cfg.agents[0],
+                                            task=task, dataset=dataset.name,
+                                            dataset_sha256=dataset.sha256)
+                else:
+                    view = await live.start(mode="user", agent=ids.get("agent") or cfg.agents[0],
+                                            question=text)
+                ids = {**ids, "session": view.session_id, "task": -1}
+            shown = replace(view, messages=[*view.messages, Message(PERSON_ROLE[view.mode], text)])
+            yield (*outputs_for(shown, ids, "The agent is answering ..." if view.mode == "user"
+                                else "The caller is answering ..."), "")
+            async for update in live.send(view.session_id, text, ids.get("participant") or None):
+                if update.partial is not None:
+                    yield (*outputs_for(shown, ids, "The agent is answering ...", update.partial), "")
+                else:
+                    yield (*outputs_for(update.view, ids), "")
+        except LiveError as exc:
+            yield (*outputs_for(view, ids, warn(exc)), text)
+
+    async def on_draw(mode: str, agent: str, ids: dict):
+        ids = {**EMPTY_IDS, **(ids or {}), "agent": agent}
+        index = secrets.randbelow(1 << 30)
+        try:
+            task, _ = services.free_task(index)
+        except LiveError as exc:
+            return outputs_for(None, ids, warn(exc))
+        ids = {**ids, "task": index, "session": ""}
+        note = ("Task drawn. Describe this problem in your own words and press Send."
+                if mode == "user" else "Task drawn. Press Start: the caller speaks first.")
+        out = list(outputs_for(None, ids, note))
+        out[2] = (f"**Your scenario:**\n\n> {task.question}" if mode == "user"
+                  else f"**The caller will ask about:**\n\n> {task.question}")
+        return tuple(out)
+
+    async def on_start(mode: str, agent: str, ids: dict, request: gr.Request):
+        ids = {**EMPTY_IDS, **(ids or {}), "agent": agent}
+        if mode == "user":
+            return outputs_for(None, ids, "Type your first message and press Send.")
+        try:
+            services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
+            index = ids["task"] if ids.get("task", -1) >= 0 else secrets.randbelow(1 << 30)
+            task, dataset = services.free_task(index)
+            view = await live.start(mode="agent", agent=agent, task=task, dataset=dataset.name,
+                                    dataset_sha256=dataset.sha256)
+        except LiveError as exc:
+            return outputs_for(None, ids, warn(exc))
+        return outputs_for(view, {**ids, "session": view.session_id, "task": -1})
+
+    async def begin_study_session(ids: dict):
+        with studies.lock:
+            task, agent, dataset = studies.next_assignment(ids["study"], ids["participant"])
+            study = studies.study(ids["study"])
+            session_id = live.open(mode=study["config"]["mode"], agent=agent, study_id=ids["study"],
+                                   participant_id=ids["participant"], task=task,
+                                   dataset=dataset.name, dataset_sha256=dataset.sha256)
+        view = await live.begin(session_id)
+        return view, {**ids, "session": session_id}
+
+    async def on_join(code: str, agree: bool, ids: dict):
+        ids = {**EMPTY_IDS, **(ids or {})}
+        try:
+            pid = studies.join(ids.get("study", ""), code, agree)
+            ids = {**ids, "participant": pid, "session": ""}
+            view, ids = await begin_study_session(ids)
+        except LiveError as exc:
+            return (*outputs_for(None, ids, warn(exc)), gr.update(visible=True))
+        return (*outputs_for(view, ids), gr.update(visible=False))
+
+    async def on_next(ids: dict):
+        ids = {**EMPTY_IDS, **(ids or {})}
+        try:
+            view, ids = await begin_study_session(ids)
+        except LiveError as exc:
+            return outputs_for(await current(ids), ids, warn(exc))
+        return outputs_for(view, ids)
+
+    async def on_end(ids: dict):
+        ids = {**EMPTY_IDS, **(ids or {})}
+        try:
+            view = await live.end(ids.get("session", ""), ids.get("participant") or None)
+        except LiveError as exc:
+            return outputs_for(None, ids, warn(exc))
+        return outputs_for(view, ids)
+
+    async def on_rate(helpfulness: float, solved: str | None, ids: dict):
+        ids = {**EMPTY_IDS, **(ids or {})}
+        view = await current(ids)
+        try:
+            if view is None:
+                raise LiveError("There is no reply to rate yet.")
+            live.rate(view.session_id, view.last_turn, int(helpfulness) if helpfulness else None,
+                      None if solved is None else solved == "yes",
+                      rater=ids.get("participant") or f"anon-{view.session_id[:6]}",
+                      participant_id=ids.get("participant") or None)
+        except LiveError as exc:
+            return outputs_for(view, ids, warn(exc))
+        return outputs_for(view, ids, f"Thank you: your rating of reply {view.last_turn} is saved.")
+
+    with gr.Blocks(title="deskbench live") as demo:
+        ids = gr.BrowserState(dict(EMPTY_IDS), storage_key="deskbench-live")
+        with gr.Tabs():
+            with gr.Tab("Help desk", id="helpdesk"):
+                gr.Markdown("# deskbench live help desk")
+                with gr.Group(visible=False) as join_box:
+                    join_title = gr.Markdown()
+                    consent = gr.Markdown()
+                    code = gr.Textbox(label="Your participant code", max_length=64,
+                                      elem_id="participant-code")
+                    agree = gr.Checkbox(label="I have read the text above and agree to take part",
+                                        elem_id="consent-agree")
+                    join_btn = gr.Button("Join and start", variant="primary", elem_id="join")
+                with gr.Row(visible=True) as free_box:
+                    mode = gr.Radio([("I have a problem (I am the user)", "user"),
+                                     ("I answer (I am the help-desk agent)", "agent")],
+                                    value="user", label="Mode", elem_id="mode")
+                    agent = gr.Dropdown(cfg.agents, value=cfg.agents[0], label="Agent")
+                    draw_btn = gr.Button("Draw a task", elem_id="draw")
+                    start_btn = gr.Button("Start", elem_id="start")
+                scenario = gr.Markdown(elem_id="scenario")
+                chat = gr.Chatbot(label="Conversation", height=420, elem_id="chat",
+                                  feedback_options=None)
+                msg = gr.Textbox(label="Your message", lines=2, max_length=cfg.max_message_chars,
+                                 placeholder="Type here and press Send", elem_id="message")
+                with gr.Row():
+                    send_btn = gr.Button("Send", variant="primary", elem_id="send")
+                    end_btn = gr.Button("End conversation", elem_id="end")
+                    next_btn = gr.Button("Next conversation", visible=False, elem_id="next")
+                with gr.Row(visible=False, elem_id="rating") as rate_row:
+                    helpfulness = gr.Slider(1, 10, value=5, step=1, elem_id="helpfulness",
+                                            label="How helpful was the agent's last reply? (1-10)")
+                    solved = gr.Radio([("Solved", "yes"), ("Not solved yet", "no")],
+                                      label="Is your problem solved?", elem_id="solved")
+                    rate_btn = gr.Button("Save rating", elem_id="rate")
+                status = gr.Markdown(elem_id="status")
+                judge_md = gr.Markdown(visible=show_scores, elem_id="judge-scores")
+
+            with gr.Tab("Organiser", id="organiser"):
+                build_organiser(services)
+
+        session_outputs = [chat, status, scenario, rate_row, next_btn, judge_md, ids]
+        demo.load(on_load, [ids], [*session_outputs, join_box, join_title, consent, free_box])
+        send_event = dict(fn=on_send, inputs=[msg, ids], outputs=[*session_outputs, msg],
+                          concurrency_limit=cfg.concurrency, api_visibility="private")
+        send_btn.click(**send_event)
+        msg.submit(**send_event)
+        draw_btn.click(on_draw, [mode, agent, ids], session_outputs, api_visibility="private")
+        start_btn.click(on_start, [mode, agent, ids], session_outputs, api_visibility="private")
+        join_btn.click(on_join, [code, agree, ids], [*session_outputs, join_box],
+                       api_visibility="private")
+        next_btn.click(on_next, [ids], session_outputs, api_visibility="private")
+        end_btn.click(on_end, [ids], session_outputs, api_visibility="private")
+        rate_btn.click(on_rate, [helpfulness, solved, ids], session_outputs, api_visibility="private")
+        add_api(services)
+    demo.queue(default_concurrency_limit=cfg.concurrency)
+    return demo
+
+
+# -- organiser pages ------------------------------------------------------------------------
+def build_organiser(services: AppServices) -> None:
+    """Study set-up and results; every handler checks the organiser secret first."""
+    reader, store, studies = services.reader, services.live.store, services.studies
+    out_dir = services.out_dir
+
+    def guarded(fn, n_out):
+        def wrapper(secret, *args):
+            try:
+                services.check_secret(secret)
+                return fn(*args)
+            except (LiveError, ValueError) as exc:
+                return (warn(exc), *([gr.update()] * (n_out - 1)))
+        return wrapper
+
+    def create_study(name, dataset, limit, agents, mode, max_sessions, consent, request: gr.Request = None):
+        spec = StudySpec(name=name, dataset=dataset, task_limit=int(limit) if limit else None,
+                         agents=list(agents or []), mode=mode, max_sessions=int(max_sessions or 1),
+                         consent=consent)
+        study_id = studies.create(spec)
+        return (f"Study created. Participants join at **{study_link(request, study_id)}**",
+                studies_table(request))
+
+    def study_link(request, study_id):
+        host = request.headers.get("host", "127.0.0.1:7860") if request else "127.0.0.1:7860"
+        return f"http://{host}/?study={study_id}"
+
+    def studies_table(request=None):
+        rows = []
+        for s in store.studies():
+            sessions = store.sessions_of_study(s["id"])
+            rows.append([s["id"], s["name"], s["config"]["mode"], ", ".join(s["config"]["agents"]),
+                         len({x["participant_id"] for x in sessions}), len(sessions),
+                         sum(x["status"] == "ended" for x in sessions), study_link(request, s["id"])])
+        return rows
+
+    def list_runs():
+        rows = results.runs_table(reader)
+        choices = [(f"{r[1]} ({r[0]})", r[0]) for r in rows]
+        return ("", rows, gr.update(choices=choices), gr.update(choices=choices))
+
+    def show_run(run_id):
+        if not run_id:
+            raise LiveError("Choose a run.")
+        text, png = results.run_summary(reader, store, run_id, out_dir)
+        convs = results.conversations(reader, run_id)
+        return ("", text, str(png), gr.update(choices=convs, value=convs[0][1] if convs else None))
+
+    def show_conversation(interaction_id):
+        if not interaction_id:
+            return ("", "")
+        return ("", results.conversation_markdown(reader, store, interaction_id))
+
+    def compare(run_ids):
+        if not run_ids:
+            raise LiveError("Choose one or more runs to compare.")
+        from harness.compare import compare as compare_runs
+        path, text = compare_runs(reader, run_ids, out_dir / "compare")
+        return ("", f"```\n{text}\n```", str(path))
+
+    def export(run_id):
+        if not run_id:
+            raise LiveError("Choose a run.")
+        folder = out_dir / "exports" / results._safe(run_id)
+        return ("", [str(p) for p in results.export_with_sessions(reader, store, run_id, folder)])
+
+    gr.Markdown("# Organiser\nStudies and results. Enter the organiser secret first.")
+    secret = gr.Textbox(label="Organiser secret", type="password", elem_id="organiser-secret")
+    note = gr.Markdown(elem_id="organiser-status")
+    with gr.Accordion("Create a study", open=False):
+        s_name = gr.Textbox(label="Name")
+        s_dataset = gr.Textbox(label="Task pool (built-in name or JSONL path)",
+                               value=services.config.run.dataset)
+        s_limit = gr.Number(label="Tasks from the pool (first N)", value=20, precision=0)
+        s_agents = gr.CheckboxGroup(["plain", "rag"], value=["plain"], label="Agents")
+        s_mode = gr.Radio([("Participants ask (they are the user)", "user"),
+                           ("Participants answer (they are the agent)", "agent")],
+                          value="user", label="Mode")
+        s_max = gr.Number(label="Conversations per participant", value=3, precision=0)
+        s_consent = gr.Textbox(label="Consent text", lines=4, value=StudySpec(name="").consent)
+        s_create = gr.Button("Create study", variant="primary")
+    studies_df = gr.Dataframe(headers=["id", "name", "mode", "agents", "participants", "sessions",
+                                       "ended", "link"], label="Studies", interactive=False)
+    s_refresh = gr.Button("Show studies")
+    gr.Markdown("## Results")
+    runs_btn = gr.Button("Show runs", elem_id="show-runs")
+    runs_df = gr.Dataframe(headers=["id", "name", "kind", "status", "done", "dataset", "created"],
+                           label="Runs", interactive=False, elem_id="runs")
+    run_pick = gr.Dropdown(label="Run", choices=[], elem_id="run-pick")
+    run_md = gr.Markdown(elem_id="run-summary")
+    run_png = gr.Image(label="Distributions", type="filepath")
+    conv_pick = gr.Dropdown(label="Conversation", choices=[])
+    conv_md = gr.Markdown(elem_id="conversation")
+    cmp_pick = gr.Dropdown(label="Compare runs", choices=[], multiselect=True)
+    cmp_btn = gr.Button("Compare")
+    cmp_md = gr.Markdown()
+    cmp_file = gr.File(label="Comparison report (HTML)")
+    exp_btn = gr.Button("Export the chosen run")
+    exp_files = gr.File(label="Exports", file_count="multiple")
+
+    s_create.click(guarded(create_study, 2), [secret, s_name, s_dataset, s_limit, s_agents, s_mode,
+                                              s_max, s_consent], [note, studies_df],
+                   api_visibility="private")
+    s_refresh.click(guarded(lambda: ("", studies_table()), 2), [secret], [note, studies_df],
+                    api_visibility="private")
+    runs_btn.click(guarded(list_runs, 4), [secret], [note, runs_df, run_pick, cmp_pick],
+                   api_visibility="private")
+    run_pick.change(guarded(show_run, 4), [secret, run_pick], [note, run_md, run_png, conv_pick],
+                    api_visibility="private")
+    conv_pick.change(guarded(show_conversation, 2), [secret, conv_pick], [note, conv_md],
+                     api_visibility="private")
+    cmp_btn.click(guarded(compare, 3), [secret, cmp_pick], [note, cmp_md, cmp_file],
+                  api_visibility="private")
+    exp_btn.click(guarded(export, 2), [secret, run_pick], [note, exp_files], api_visibility="private")
+
+
+# -- a small programmatic API (load tests, scripted participants) ---------------------------
+def add_api(services: AppServices) -> None:
+    """Named endpoints for ``gradio_client``: the same harness calls as the page."""
+    live = services.live
+
+    def view_dict(view: SessionView) -> dict[str, Any]:
+        return {"session": view.session_id, "status": view.status, "mode": view.mode,
+                "awaiting": view.awaiting, "stop_reason": view.stop_reason,
+                "messages": [{"role": m.role, "content": m.content} for m in view.messages],
+                "turns": len(view.turns)}
+
+    def guard(fn):
+        @functools.wraps(fn)
+        async def wrapper(*args, **kwargs):
+            try:
+                return await fn(*args, **kwargs)
+            except LiveError as exc:
+                return {"error": str(exc)}
+        return wrapper
+
+    @guard
+    async def live_start(question: str, agent: str = "plain", request: gr.Request = None) -> dict:
+        """Start a free session as the user with your own problem (not yet sent)."""
+        services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
+        return view_dict(await live.start(mode="user", agent=agent, question=question))
+
+    @guard
+    async def live_send(session: str, text: str) -> dict:
+        """Send your next message; returns the session after the agent's reply and judgments."""
+        last = None
+        async for update in live.send(session, text):
+            last = update
+        return view_dict(last.view)
+
+    @guard
+    async def live_view(session: str) -> dict:
+        """The session as its page shows it."""
+        return view_dict(await live.view(session))
+
+    @guard
+    async def live_rate(session: str, turn: int, helpfulness: int, solved: bool) -> dict:
+        """Rate the agent's reply of one turn (1-10) and say whether the problem is solved."""
+        live.rate(session, int(turn), int(helpfulness), bool(solved), rater=f"api-{session[:6]}")
+        return view_dict(await live.view(session))
+
+    @guard
+    async def live_end(session: str) -> dict:
+        """End the session; it is scored from its stored turns."""
+        return view_dict(await live.end(session))
+
+    for fn in (live_start, live_send, live_view, live_rate, live_end):
+        gr.api(fn, api_name=fn.__name__)
+
+
+def launch(services: AppServices, **kwargs) -> tuple[Any, str]:
+    """Build and launch the app without blocking; returns (app, local URL)."""
+    demo = build_app(services)
+    cfg = services.config.app
+    app, url, _ = demo.launch(server_name=cfg.host, server_port=cfg.port or None,
+                              prevent_thread_lock=True, quiet=True, footer_links=[],
+                              allowed_paths=[str(services.out_dir.resolve())], **kwargs)
+    return demo, url
