@@ -1,0 +1,145 @@
+"""Shards of one run: planned in the driver's store, each run by the existing batch code.
+
+The driver creates the run and all its pending interactions in its own store (exactly as a
+single-process run does), then copies the run row, the problems and a slice of the unfinished
+interactions into one store file per shard (``shard-<k>.sqlite``). Every shard therefore has
+the SAME run id and interaction ids, runs with ``--resume``'s code path (``arun_selfscore`` /
+``arun_ntb`` with ``resume=run_id``) on its own store, and merging the shard stores back is a
+union (``store.merge``). Nothing here knows about Ray: ``harness.scale_ray`` runs the shards.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from harness.batch import Progress, ProgressFn
+from harness.config import Config
+from harness.datasets import Dataset
+from store import StoreReader, StoreWriter
+from store.merge import MergeReport, checkpoint, copy_interactions
+
+BENCHMARKS = ("selfscore", "ntb")
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """Everything one shard needs, picklable: which run, which interactions, which config."""
+
+    index: int
+    benchmark: str
+    run_id: str
+    config_json: str  # the run's frozen config; its store is replaced by the shard's file
+    interaction_ids: tuple[str, ...]
+    path: str  # the shard store on the driver's machine
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+
+def create_run(config: Config, benchmark: str, dataset: Dataset | None = None) -> str:
+    """Create the run and one pending interaction per task (or NTB case) in ``config.store``,
+    with the batch classes' own ``create_run``; no model is called."""
+    from harness.batch import SelfScoreBatch
+    from harness.compose import Runtime
+    from harness.ntb.batch import NtbBatch, selected_cases
+
+    if benchmark not in BENCHMARKS:
+        raise ValueError(f"Unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}.")
+    writer, reader = StoreWriter(config.store), StoreReader(config.store, must_exist=False)
+    try:
+        with Runtime(config) as runtime:  # builds role clients lazily: nothing starts here
+            if benchmark == "ntb":
+                return NtbBatch(runtime, writer, reader).create_run(selected_cases(config))
+            if dataset is None:
+                raise ValueError("A new SelfScore run needs a dataset (--dataset).")
+            return SelfScoreBatch(runtime, writer, reader).create_run(dataset)
+    finally:
+        writer.close()
+
+
+def split_evenly(items: Sequence[str], n: int) -> list[list[str]]:
+    """``items`` in at most ``n`` contiguous slices whose sizes differ by at most one."""
+    if n < 1:
+        raise ValueError(f"--shards must be at least 1 (got {n}).")
+    n = min(n, len(items))
+    size, extra = divmod(len(items), n) if n else (0, 0)
+    out, start = [], 0
+    for k in range(n):
+        end = start + size + (1 if k < extra else 0)
+        out.append(list(items[start:end]))
+        start = end
+    return out
+
+
+def default_shard_dir(store: str | Path, run_id: str) -> Path:
+    return Path(store).parent / "shards" / run_id
+
+
+def absorb_shards(store: str | Path, shard_dir: Path) -> list[MergeReport]:
+    """Merge shard stores left by an earlier sharded attempt into ``store`` and rename each to
+    ``shard-<k>.sqlite.merged``, so a re-plan can give their interactions to other shards."""
+    reports = []
+    for path in sorted(shard_dir.glob("shard-*.sqlite")):
+        checkpoint(path)
+        reports.append(copy_interactions(path, store))
+        path.rename(path.with_name(path.name + ".merged"))
+    return reports
+
+
+def plan_shards(store: str | Path, run_id: str, shards: int, shard_dir: Path,
+                benchmark: str) -> list[ShardSpec]:
+    """Split the run's unfinished interactions over ``shards`` new shard stores in ``shard_dir``."""
+    reader = StoreReader(store)
+    run = reader.run(run_id)
+    todo = [r["id"] for r in reader.interactions(run["id"]) if r["status"] != "completed"]
+    specs = []
+    for k, ids in enumerate(split_evenly(todo, shards) if todo else []):
+        path = shard_dir / f"shard-{k}.sqlite"
+        if path.exists():
+            raise ValueError(f"{path} exists already: a shard store from another attempt. Merge it "
+                             f"with `deskbench ray merge {path} --into {store}` and move it away first.")
+        copy_interactions(store, path, run["id"], ids)
+        checkpoint(path)
+        specs.append(ShardSpec(k, benchmark, run["id"], run["config_json"], tuple(ids), str(path)))
+    return specs
+
+
+def run_shard(spec: ShardSpec, store: str | Path, on_progress: ProgressFn | None = None,
+              chat_models=None) -> Progress:
+    """Run (or resume) one shard on the store file ``store`` with the ordinary batch code;
+    at the end the file alone (no write-ahead log) holds the shard.
+
+    ``chat_models`` replaces how role clients are built (in-process tests pass fakes).
+    """
+    from harness.batch import arun_selfscore
+    from harness.compose import Runtime
+    from harness.ntb.batch import arun_ntb
+
+    config = Config.model_validate_json(spec.config_json)
+    config.store = str(store)
+    run = arun_ntb if spec.benchmark == "ntb" else arun_selfscore
+    with Runtime(config, chat_models) as runtime:
+        _, progress = asyncio.run(run(runtime, resume=spec.run_id, on_progress=on_progress))
+    checkpoint(store)
+    return progress
+
+
+def progress_from_store(store: str | Path, run_id: str) -> Progress:
+    """The run's figures as a :class:`Progress` (turns of completed interactions, as a batch
+    counts them), read back from the (merged) store."""
+    reader = StoreReader(store)
+    rows = reader.interactions(run_id)
+    progress = Progress(total=len(rows))
+    for r in rows:
+        progress.failed += r["status"] == "failed"
+        if r["status"] == "completed":
+            progress.done += 1
+            progress.turns += r["n_turns"] or 0
+    for s in reader.scores(run_id):
+        progress.solved += int(bool(s["figures"].get("solved")))
+        if s["figures"].get("final_score") is not None:
+            progress.finals.append(s["figures"]["final_score"])
+    return progress
