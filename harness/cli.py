@@ -72,9 +72,9 @@ def _progress_printer(progress_bar: Progress, task_id):
     return update
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from harness.batch import arun_selfscore
-    from harness.compose import Runtime
+def run_config(args: argparse.Namespace):
+    """The config and dataset of ``run``'s flags (for ``--resume RUN``: the stored run's config
+    and no dataset). Shared by ``run``, ``demo`` and ``ray run``."""
     from harness.datasets import load_dataset
     from store import StoreReader
 
@@ -100,6 +100,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         config = build_config(args, run_opts, extra)
         dataset = load_dataset(config.run.dataset)
+    return config, dataset
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.batch import arun_selfscore
+    from harness.compose import Runtime
+
+    config, dataset = run_config(args)
     console.print(f"[bold]deskbench[/] SelfScore batch: store [cyan]{config.store}[/]")
 
     async def session(runtime, bar, task):
@@ -424,6 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_ntb_commands(sub)
     __import__("harness.cli_voice").cli_voice.add_voice_commands(sub)
+    __import__("harness.cli_robustness").cli_robustness.add_robustness_commands(sub)
+    __import__("harness.cli_scale").cli_scale.add_scale_commands(sub)
 
     p = sub.add_parser("models", help="show the embedded engine and models; --prepare assembles them")
     p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")
@@ -437,6 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from harness.circuit import CircuitOpenError
     from harness.datasets import DatasetError
     from harness.engine import EngineError
     from harness.model_files import ModelFileError
@@ -448,6 +459,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, DatasetError, EngineError, ModelFileError, StoreError, ValueError) as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         return 2
+    except CircuitOpenError as exc:  # docs/reliability.md: the run stopped cleanly, resumable
+        console.print(f"[red]stopped:[/] {exc}. Every finished turn is stored; resume with "
+                      f"`deskbench ... run --resume {exc.run_id or 'RUN'}` once the endpoint is back.",
+                      highlight=False)
+        return 4
 
 
 if __name__ == "__main__":

@@ -1,0 +1,60 @@
+"""``deskbench robustness``: the adversarial judge-robustness suite against the configured judge."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+
+from harness.cli import add_config_args, build_config, console
+from harness.jsonl import atomic_write
+
+
+def cmd_robustness(args: argparse.Namespace) -> int:
+    from harness.adversarial import load_suite, run_robustness
+    from harness.compose import Runtime
+    from harness.judges import SelfScoreJudges
+
+    pairs = load_suite(args.suite)
+    if args.category:
+        pairs = [p for p in pairs if p.category in args.category]
+    if args.pairs is not None:
+        pairs = pairs[: args.pairs]
+    config = build_config(args)
+    console.print(f"Judging {len(pairs)} adversarial pairs (clean and attacked twins) with the "
+                  f"judge role ({config.role('judge').model}) ...")
+    with Runtime(config) as runtime:
+        judges = SelfScoreJudges(runtime.structured_judge("judge"))
+        report = asyncio.run(run_robustness(
+            judges, pairs, args.concurrency,
+            lambda r: console.print(f"  {r.pair.id}: shift {r.shift}", highlight=False)))
+    text = report.markdown()
+    print(text)
+    if args.out:
+        with atomic_write(args.out) as f:
+            f.write(text)
+        console.print(f"Report: {args.out}")
+    if args.json:
+        with atomic_write(args.json) as f:
+            json.dump({"judge_model": report.judge_model, "prompt_version": report.prompt_version,
+                       "rows": report.rows(), "sides": report.side_rows(),
+                       "pairs": [{"id": r.pair.id, "category": r.pair.category, "side": r.pair.side,
+                                  "clean": r.clean.value, "attacked": r.attacked.value, "shift": r.shift,
+                                  "clean_solved": r.clean_solved.value if r.clean_solved else None,
+                                  "attacked_solved": r.attacked_solved.value if r.attacked_solved else None,
+                                  "failed": r.failed, "injected_verdict": r.copied_injection}
+                                 for r in report.results]}, f, indent=2)
+    return 0
+
+
+def add_robustness_commands(sub) -> None:
+    """Register ``robustness`` on the CLI's subparsers."""
+    p = sub.add_parser("robustness", help="adversarial messages (orders to the judge, fake score JSON, "
+                       "role-play, long text, other languages, markup) vs clean twins: score shift per category")
+    add_config_args(p)
+    p.add_argument("--pairs", type=int, help="first N pairs of the suite (balanced over categories; default all)")
+    p.add_argument("--category", action="append", help="only this attack category (repeatable)")
+    p.add_argument("--suite", help="suite JSONL (default: the shipped harness/data/adversarial/suite.jsonl)")
+    p.add_argument("--concurrency", type=int, default=2, help="pairs judged at once (default 2)")
+    p.add_argument("--out", help="write the markdown report here")
+    p.add_argument("--json", help="write the figures as JSON here")
+    p.set_defaults(func=cmd_robustness)
