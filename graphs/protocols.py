@@ -7,7 +7,12 @@ from typing import Any, Protocol, Sequence
 
 @dataclass(slots=True)
 class LLMCall:
-    """One model call: who made it, for what, tokens, latency, error if it failed."""
+    """One model call: who made it, for what, tokens, latency, error if it failed.
+
+    A call that needed retries is the record of its last attempt (``attempt`` > 1); the failed
+    attempts before it are ``earlier_attempts`` (each with its ``error``, the server's
+    ``retry_after_s`` and the ``backoff_s`` waited after it), so each one can be stored.
+    """
 
     role: str
     purpose: str
@@ -17,6 +22,14 @@ class LLMCall:
     latency_ms: float = 0.0
     cost: float = 0.0
     error: str | None = None
+    attempt: int = 1
+    retry_after_s: float | None = None
+    backoff_s: float | None = None
+    earlier_attempts: list["LLMCall"] = field(default_factory=list)
+
+    def all_attempts(self) -> list["LLMCall"]:
+        """The failed attempts, then this one."""
+        return [*self.earlier_attempts, self]
 
 
 @dataclass(slots=True)

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from time import perf_counter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
 from harness import prompts
+from harness.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
 from harness.compose import Runtime, run_name
-from harness.config import Config
+from harness.config import Config, RetryConfig
 from harness.datasets import Dataset
 from harness.figures import interaction_figures, score_row
 from harness.judges import judge_complexity, judgment_row
@@ -29,10 +30,17 @@ from store import StoreReader, StoreWriter
 
 
 def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[str, Any]:
+    """The ``llm_calls`` row of one attempt (see :func:`call_rows` for a call's retries)."""
     return {"interaction_id": interaction_id, "turn_index": turn_index, "role": c.role,
             "purpose": c.purpose, "model": c.model, "input_tokens": c.input_tokens,
             "output_tokens": c.output_tokens, "latency_ms": c.latency_ms, "cost": c.cost,
-            "error": c.error}
+            "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
+            "backoff_s": c.backoff_s}
+
+
+def call_rows(calls: Iterable[LLMCall], interaction_id: str, turn_index: int | None) -> list[dict[str, Any]]:
+    """One ``llm_calls`` row per attempt of each call: its failed attempts, then itself."""
+    return [call_row(a, interaction_id, turn_index) for c in calls for a in c.all_attempts()]
 
 
 class StoreTurnSink:
@@ -65,7 +73,7 @@ class StoreTurnSink:
              "cost": cost, "latency_ms": latency_ms,
              "extra_json": json.dumps(extra) if extra else None},
             [judgment_row(j, interaction_id, turn_index) for j in judgments],
-            [call_row(c, interaction_id, turn_index) for c in calls],
+            call_rows(calls, interaction_id, turn_index),
         )
 
 
@@ -111,19 +119,33 @@ def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str
 
 
 async def run_all(writer: StoreWriter, run_id: str, todo: Sequence[dict], concurrency: int,
-                  progress: Progress, worker: Callable[[dict], Any]) -> Progress:
+                  progress: Progress, worker: Callable[[dict], Any],
+                  retry: RetryConfig | None = None) -> Progress:
     """Run ``worker`` on every interaction row of ``todo``, ``concurrency`` at a time, and
-    leave the run's status as completed, incomplete (some failed) or interrupted."""
+    leave the run's status as completed, incomplete (some failed) or interrupted.
+
+    Model calls retry and trip circuit breakers by ``retry`` (``harness.circuit``). When one
+    worker raises anything that is not an ordinary failure (an open circuit, Ctrl-C), no new
+    interaction starts, the ones in flight are cancelled (a turn is one transaction: nothing
+    half-written), the run is marked interrupted and the exception propagates.
+    """
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(row):
         async with semaphore:
             await worker(row)
 
+    with reliability_scope(ReliabilityScope(retry or RetryConfig())):
+        tasks = [asyncio.ensure_future(one(r)) for r in todo]
     try:
-        await asyncio.gather(*(one(r) for r in todo))
+        await _first_error(tasks)
     except BaseException as exc:
-        writer.set_run_status(run_id, "interrupted", f"{type(exc).__name__}: {exc}"[:500])
+        if isinstance(exc, CircuitOpenError):
+            exc.run_id = run_id
+            detail = f"{exc}; nothing half-written; resume with --resume {run_id} once it is back"
+        else:
+            detail = f"{type(exc).__name__}: {exc}"
+        writer.set_run_status(run_id, "interrupted", detail[:500])
         raise
     detail = None if not progress.failed else (
         f"{progress.failed} interaction(s) failed; finish them with --resume {run_id}")
@@ -131,11 +153,36 @@ async def run_all(writer: StoreWriter, run_id: str, todo: Sequence[dict], concur
     return progress
 
 
+async def _first_error(tasks: list[asyncio.Future]) -> None:
+    """Wait for every task; on the first exception cancel the others, wait for them, raise it."""
+    try:
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except BaseException:  # this coroutine itself was cancelled or interrupted
+        done, pending = set(), {t for t in tasks if not t.done()}
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        raise
+    for t in pending:
+        t.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    for t in tasks:
+        if t in done and not t.cancelled() and t.exception() is not None:
+            raise t.exception()
+
+
 def record_failure(writer: StoreWriter, reader: StoreReader, interaction_id: str, exc: Exception,
                    progress: Progress, on_progress: ProgressFn) -> None:
-    """Mark an interaction failed (its stored turns stay; ``--resume`` continues it)."""
-    writer.finish_interaction(interaction_id, "failed", None, len(reader.turns(interaction_id)),
-                              error=f"{type(exc).__name__}: {exc}"[:1000])
+    """Mark an interaction failed (its stored turns stay; ``--resume`` continues it).
+
+    The failed call's attempts (``exc.llm_call``, see ``harness.llm.RoleClient.invoke``) are
+    stored with it, under the turn that was in flight.
+    """
+    n_turns = len(reader.turns(interaction_id))
+    failed = getattr(exc, "llm_call", None)
+    writer.finish_interaction(interaction_id, "failed", None, n_turns,
+                              error=f"{type(exc).__name__}: {exc}"[:1000],
+                              calls=call_rows([failed] if failed else [], interaction_id, n_turns + 1))
     progress.failed += 1
     on_progress(progress)
 
@@ -223,7 +270,8 @@ class SelfScoreBatch:
         run = self.reader.run(run_id)
         self.on_progress(progress)
         return await run_all(self.writer, run_id, todo, self.config.run.concurrency, progress,
-                             lambda row: self._interaction(run, row, graph, progress))
+                             lambda row: self._interaction(run, row, graph, progress),
+                             self.config.retry)
 
     async def _interaction(self, run: dict, row: dict, graph, progress: Progress) -> None:
         iid = row["id"]
@@ -239,14 +287,12 @@ class SelfScoreBatch:
                 final = await graph.ainvoke(
                     state, {"recursion_limit": recursion_limit(self.config.run.max_turns)})
                 stop = final["stop_reason"]
-            n_turns = len(self.reader.turns(iid))
-            self.writer.finish_interaction(iid, "completed", stop, n_turns)
+            figures = interaction_figures(self.reader, {**row, "stop_reason": stop}, run["config"])
+            self.writer.finish_interaction(iid, "completed", stop, figures["turns"],
+                                           run_id=run["id"], scores=[score_row(figures, run)])
         except Exception as exc:  # the interaction fails; the batch goes on and can resume it
             record_failure(self.writer, self.reader, iid, exc, progress, self.on_progress)
             return
-        row = {**row, "stop_reason": stop}
-        figures = interaction_figures(self.reader, row, run["config"])
-        self.writer.replace_scores(run["id"], [score_row(figures, run)])
         progress.done += 1
         progress.turns += figures["turns"]
         progress.solved += int(bool(figures["solved"]))
@@ -280,9 +326,9 @@ async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWr
     if reader.complexity(iid) is None:
         judgment = await judge_complexity(runtime.structured_judge("complexity"), summary)
         writer.save_judgments([judgment_row(judgment, iid, None)],
-                              [call_row(c, iid, None) for c in calls + judgment.calls])
+                              call_rows(calls + judgment.calls, iid, None))
     elif calls:
-        writer.save_judgments([], [call_row(c, iid, None) for c in calls])
+        writer.save_judgments([], call_rows(calls, iid, None))
     return Problem(iid, row["question"], summary, statement, row.get("reference_answer"))
 
 

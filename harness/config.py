@@ -115,6 +115,19 @@ class RagConfig(_Strict):
     k: int = Field(3, ge=1, le=20, description="passages retrieved per reply")
 
 
+class RetryConfig(_Strict):
+    """Retries of failed model calls and the per-endpoint circuit breaker (docs/reliability.md)."""
+
+    max_attempts: int = Field(5, ge=1, le=50, description="attempts per model call, the first included")
+    base_s: float = Field(1.0, ge=0.0, description="backoff before attempt n+1: up to base_s * 2**(n-1)")
+    max_s: float = Field(30.0, ge=0.0, description="longest wait between attempts (also caps Retry-After)")
+    jitter: bool = Field(True, description="full jitter: wait a uniform random time up to the backoff")
+    breaker_failures: int = Field(5, ge=1, le=1000, description="consecutive failed calls (after "
+                                  "retries) of one endpoint that stop the run")
+    breaker_refused_s: float = Field(60.0, gt=0, description="an endpoint refusing connections this "
+                                     "long stops the run")
+
+
 class NtbConfig(_Strict):
     """NoisyToolBench runs (docs/noisytoolbench.md)."""
 
@@ -172,6 +185,7 @@ class Config(_Strict):
     run: RunConfig = Field(default_factory=RunConfig)
     ntb: NtbConfig = Field(default_factory=NtbConfig)
     rag: RagConfig = Field(default_factory=RagConfig)
+    retry: RetryConfig = Field(default_factory=RetryConfig)
     app: AppConfig = Field(default_factory=AppConfig)
     voice: VoiceConfig = Field(default_factory=VoiceConfig)
 

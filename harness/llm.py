@@ -1,7 +1,10 @@
 """Roles to chat models: a :class:`ModelSpec` becomes a ``langchain_openai.ChatOpenAI``.
 
 :class:`RoleClient` is what users, agents and judges call: it bounds the output, measures
-latency and tokens and returns an :class:`LLMCall` record with every completion.
+latency and tokens and returns an :class:`LLMCall` record with every completion. It is also the
+one place that retries failed calls (``harness.retry``; the OpenAI client's own retries are off
+so that every attempt is visible and stored) and that trips the endpoint's circuit breaker
+(``harness.circuit``).
 """
 from __future__ import annotations
 
@@ -14,7 +17,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_openai import ChatOpenAI
 
 from graphs.protocols import LLMCall
+from harness.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
 from harness.config import ConfigError, ModelSpec
+from harness.retry import EmptyReplyError, ModelCallError, RetryPolicy, classify
 
 
 def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
@@ -31,47 +36,99 @@ def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
                               f"{spec.model}) is not set. Export it or change api_key_env.")
     return ChatOpenAI(
         base_url=base_url, model=spec.model, api_key=api_key, temperature=spec.temperature,
-        seed=spec.seed, max_tokens=spec.max_tokens, timeout=spec.timeout_s, max_retries=2,
+        seed=spec.seed, max_tokens=spec.max_tokens, timeout=spec.timeout_s, max_retries=0,  # RoleClient retries
         stream_usage=True,  # token counts also when a live session streams the agent's reply
     )
 
 
 class RoleClient:
-    """One role's model with call accounting."""
+    """One role's model with call accounting, retries and the endpoint's circuit breaker.
+
+    The retry policy and breaker come from the batch's ``harness.circuit.reliability_scope``
+    (the run's ``RetryConfig``, breakers shared by every role on the same endpoint); outside a
+    scope the client uses default settings and a breaker of its own.
+    """
 
     def __init__(self, role: str, spec: ModelSpec, model: BaseChatModel):
         self.role = role
         self.spec = spec
         self.model = model
+        self._own_scope: ReliabilityScope | None = None
 
     @property
     def model_name(self) -> str:
         return self.spec.model
+
+    @property
+    def endpoint(self) -> str:
+        """``base_url model`` of this role (the circuit breaker's key)."""
+        url = self.spec.base_url or getattr(self.model, "openai_api_base", None) or "embedded"
+        return f"{url} {self.spec.model}"
+
+    def _guards(self) -> tuple[RetryPolicy, CircuitBreaker]:
+        scope = current_scope()
+        if scope is None:
+            scope = self._own_scope = self._own_scope or ReliabilityScope()
+        return scope.policy(), scope.breaker(self.endpoint)
 
     async def invoke(self, messages: Sequence[BaseMessage], purpose: str,
                      **bind: Any) -> tuple[AIMessage, LLMCall]:
         """One model call with optional bound request arguments (``response_format``,
         ``tools``); returns the model's message and the call record.
 
-        Raises whatever the client raises after its own retries; the exception carries the
-        failed call record as ``exc.llm_call`` so callers that record failures can keep it.
+        Retryable failures (``harness.retry.classify``) are retried with backoff; the returned
+        record holds the failed attempts as ``earlier_attempts``.
+
+        Raises:
+            ModelCallError: the call failed for good (retries exhausted or a non-retryable
+                answer); ``exc.llm_call`` is the last attempt's record, ``exc.llm_calls`` all.
+            CircuitOpenError: the endpoint's breaker is (or just became) open.
+            Exception: an unclassified error (a bug, not the endpoint), with ``llm_call(s)``.
         """
         runnable = self.model.bind(**bind) if bind else self.model
-        started = perf_counter()
-        try:
-            msg: AIMessage = await runnable.ainvoke(list(messages))
-        except Exception as exc:
-            exc.llm_call = LLMCall(self.role, purpose, self.spec.model,
-                                   latency_ms=(perf_counter() - started) * 1000,
-                                   error=f"{type(exc).__name__}: {exc}"[:500])
-            raise
-        usage = msg.usage_metadata or {}
-        tin, tout = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
-        call = LLMCall(
-            self.role, purpose, self.spec.model, tin, tout, (perf_counter() - started) * 1000,
-            cost=(tin * self.spec.input_price_per_mtok + tout * self.spec.output_price_per_mtok) / 1e6,
-        )
-        return msg, call
+        policy, breaker = self._guards()
+        earlier: list[LLMCall] = []
+        for attempt in range(1, policy.max_attempts + 1):
+            breaker.check()
+            started = perf_counter()
+            try:
+                msg: AIMessage = await runnable.ainvoke(list(messages))
+                if not msg.content and not msg.tool_calls:
+                    raise EmptyReplyError("the endpoint returned an empty reply")
+            except Exception as exc:
+                failure = classify(exc)
+                call = LLMCall(self.role, purpose, self.spec.model,
+                               latency_ms=(perf_counter() - started) * 1000,
+                               error=f"{failure.kind}: {type(exc).__name__}: {exc}"[:500],
+                               attempt=attempt, retry_after_s=failure.retry_after_s)
+                breaker.attempt_failed(failure)
+                if failure.retryable and attempt < policy.max_attempts and not breaker.is_open:
+                    call.backoff_s = policy.delay(attempt, failure.retry_after_s)
+                    earlier.append(call)
+                    await policy.sleep(call.backoff_s)
+                    continue
+                call.earlier_attempts = earlier
+                if failure.kind == "unknown":
+                    exc.llm_call, exc.llm_calls = call, call.all_attempts()
+                    raise
+                breaker.call_failed(failure)
+                if breaker.is_open:
+                    raise CircuitOpenError(breaker.endpoint, breaker.open_reason) from exc
+                how = (f"after {attempt} attempts" if failure.retryable else "not retryable")
+                err = ModelCallError(f"{self.role} call to {self.endpoint} failed ({how}): "
+                                     f"{failure.message}", failure)
+                err.llm_call, err.llm_calls = call, call.all_attempts()
+                raise err from exc
+            breaker.succeeded()
+            usage = msg.usage_metadata or {}
+            tin, tout = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+            call = LLMCall(
+                self.role, purpose, self.spec.model, tin, tout, (perf_counter() - started) * 1000,
+                cost=(tin * self.spec.input_price_per_mtok + tout * self.spec.output_price_per_mtok) / 1e6,
+                attempt=attempt, earlier_attempts=earlier,
+            )
+            return msg, call
+        raise AssertionError("unreachable: the loop returns or raises")
 
     async def complete(self, messages: Sequence[BaseMessage], purpose: str,
                        response_format: dict[str, Any] | None = None) -> tuple[str, LLMCall]:

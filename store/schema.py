@@ -75,6 +75,8 @@ _TABLES: dict[str, dict] = {
             "id": int, "interaction_id": str, "turn_index": int, "role": str, "purpose": str,
             "model": str, "input_tokens": int, "output_tokens": int, "latency_ms": float,
             "cost": float, "error": str, "created_at": str,
+            # retries: the attempt number, the server's Retry-After and the wait after a failure
+            "attempt": int, "retry_after_s": float, "backoff_s": float,
         },
         pk="id",
     ),

@@ -92,14 +92,20 @@ class StoreWriter:
 
     def finish_interaction(
         self, interaction_id: str, status: str, stop_reason: str | None, n_turns: int,
-        error: str | None = None,
+        error: str | None = None, calls: Iterable[Mapping[str, Any]] = (),
+        run_id: str | None = None, scores: Iterable[Mapping[str, Any]] = (),
     ) -> None:
+        """Set the interaction's final status, in one transaction with the LLM calls of a
+        failure (``calls``) and its score rows (``scores``, for ``run_id``), so that a crash
+        never leaves a completed interaction without its scores."""
         with self._transaction():
             self._conn.execute(
                 "UPDATE interactions SET status=?, stop_reason=?, n_turns=?, finished_at=?, "
                 "error=? WHERE id=?",
                 (status, stop_reason, n_turns, now(), error, interaction_id),
             )
+            self._write_judgments_and_calls((), calls)
+            self._write_scores(run_id, scores)
 
     def save_judgments(self, judgments: Iterable[Mapping[str, Any]],
                        calls: Iterable[Mapping[str, Any]] = ()) -> None:
@@ -129,12 +135,15 @@ class StoreWriter:
     def replace_scores(self, run_id: str, rows: Iterable[Mapping[str, Any]]) -> int:
         """Write computed scores; a row for the same interaction, scorer, version and formula
         replaces the older one. Returns the number written."""
-        n = 0
         with self._transaction():
-            for row in rows:
-                self._insert("scores", {"created_at": now(), "run_id": run_id, **row},
-                             verb="INSERT OR REPLACE")
-                n += 1
+            return self._write_scores(run_id, rows)
+
+    def _write_scores(self, run_id: str | None, rows: Iterable[Mapping[str, Any]]) -> int:
+        n = 0
+        for row in rows:
+            self._insert("scores", {"created_at": now(), "run_id": run_id, **row},
+                         verb="INSERT OR REPLACE")
+            n += 1
         return n
 
     def close(self) -> None:

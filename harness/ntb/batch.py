@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
-from harness.batch import Progress, ProgressFn, call_row, new_run, record_failure, run_all
+from harness.batch import Progress, ProgressFn, call_rows, new_run, record_failure, run_all
 from harness.compose import Runtime
 from harness.config import Config
 from harness.ntb import scoring
@@ -50,7 +50,7 @@ class StoreStepSink:
              "agent_message": action, "input_tokens": sum(c.input_tokens for c in agent_calls),
              "output_tokens": sum(c.output_tokens for c in agent_calls),
              "extra_json": json.dumps(step, ensure_ascii=False)},
-            [], [call_row(c, interaction_id, index) for c in calls])
+            [], call_rows(calls, interaction_id, index))
 
 
 def selected_cases(config: Config) -> list[Case]:
@@ -120,7 +120,8 @@ class NtbBatch:
         run = self.reader.run(run_id)
         self.on_progress(progress)
         return await run_all(self.writer, run_id, todo, self.config.run.concurrency, progress,
-                             lambda row: self._case(run, row, cases[row["task_id"]], graph, progress))
+                             lambda row: self._case(run, row, cases[row["task_id"]], graph, progress),
+                             self.config.retry)
 
     async def _case(self, run: dict, row: dict, case: Case, graph, progress: Progress) -> None:
         iid, cfg = row["id"], self.config
@@ -136,18 +137,19 @@ class NtbBatch:
                     tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
                     {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
                 stop, steps = final["stop_reason"], final["steps"]
-            self.writer.finish_interaction(iid, "completed", stop, len(steps))
             figures = await self.score(case, steps)
+            self.writer.finish_interaction(iid, "completed", stop, len(steps), run_id=run["id"],
+                                           scores=[score_row(iid, figures)])
         except Exception as exc:  # the case fails; the batch goes on and can resume it
             record_failure(self.writer, self.reader, iid, exc, progress, self.on_progress)
             return
-        self.writer.replace_scores(run["id"], [score_row(iid, figures)])
         progress.done += 1
         progress.turns += len(steps)
         self.on_progress(progress)
 
     def _model_calls(self, iid: str) -> int:
-        return sum(1 for c in self.reader.llm_calls(iid) if c["role"] == "agent")
+        """Agent calls that returned (failed attempts are stored too, but the loop counts calls)."""
+        return sum(1 for c in self.reader.llm_calls(iid) if c["role"] == "agent" and c["error"] is None)
 
     async def score(self, case: Case, steps: list[dict]) -> dict[str, Any]:
         from harness.embeddings import embed
