@@ -1,6 +1,7 @@
 """The run report: summary figures, per-interaction table, model usage, judge sanity."""
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,13 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
         lines += ["", f"{len(failed)} interaction(s) failed and are not scored; "
                   f"finish them with `deskbench run --resume {run_id}`:"]
         lines += [f"- {i['task_id']}: {i['error']}" for i in failed]
+    failed_judgments = Counter(j["kind"] for j in reader.judgments_for_run(run_id) if j["status"] == "failed")
+    if failed_judgments:
+        lines += ["", f"{sum(failed_judgments.values())} failed judgment(s) excluded from every mean "
+                  "(never replaced by a default): "
+                  + ", ".join(f"{kind} {n}" for kind, n in sorted(failed_judgments.items()))]
+    if run.get("stop_detail"):
+        lines += ["", f"Run status {run['status']}: {run['stop_detail']}"]
     lines += ["", "## Interactions", "",
               "| task | turns | stop | solved | CT | EH | TK | WC | user h. | agent h. | quality | final |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -45,8 +45,10 @@ class Failure:
 
     @property
     def endpoint_failure(self) -> bool:
-        """True when the endpoint (not our own code) failed; these count for the breaker."""
-        return self.kind != "unknown"
+        """True when the endpoint itself is failing (no answer, an error status); these count
+        for the circuit breaker. A malformed or empty answer is retried but does not count:
+        the endpoint is up, and one prompt that always gets a bad answer must not stop a run."""
+        return self.kind not in ("unknown", "malformed", "empty")
 
 
 class EmptyReplyError(RuntimeError):
