@@ -11,10 +11,9 @@ from harness.cli import add_config_args, build_config, console
 from harness.config import Config
 
 
-def cmd_ntb_run(args: argparse.Namespace) -> int:
-    from harness.compose import Runtime
-    from harness.ntb.batch import arun_ntb
-    from harness.ntb.report import export_run, run_rows, text_tables
+def ntb_config(args: argparse.Namespace) -> Config:
+    """The config of ``ntb run``'s flags (for ``--resume RUN``: the stored run's). Shared by
+    ``ntb run`` and ``ray ntb``."""
     from store import StoreReader
 
     if args.resume:
@@ -30,6 +29,16 @@ def cmd_ntb_run(args: argparse.Namespace) -> int:
         if args.no_api_simulator:
             ntb["api_simulator"] = False
         config = build_config(args, {"concurrency": args.concurrency, "name": args.name}, {"ntb": ntb})
+    return config
+
+
+def cmd_ntb_run(args: argparse.Namespace) -> int:
+    from harness.compose import Runtime
+    from harness.ntb.batch import arun_ntb
+    from harness.ntb.report import export_run, run_rows, text_tables
+    from store import StoreReader
+
+    config = ntb_config(args)
     console.print(f"[bold]deskbench[/] NoisyToolBench: store [cyan]{config.store}[/]")
     with Runtime(config) as runtime:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
