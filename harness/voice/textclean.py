@@ -101,4 +101,5 @@ def clean_for_speech(text: str) -> str:
     text = "\n".join(lines)
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r" *\n+ *", "\n", text).strip()
-    return re.sub(r"\s*\n\s*", " ", text)
+    text = re.sub(r"\s*\n\s*", " ", text)
+    return re.sub(r" +([.,!?;:])(?=\s|$)", r"\1", text)
