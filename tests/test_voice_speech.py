@@ -62,3 +62,19 @@ async def test_concurrent_async_transcriptions_share_one_model(transcriber):
     a, b = await asyncio.gather(transcriber.atranscribe(speech.samples, speech.sample_rate),
                                 transcriber.atranscribe(speech.samples, speech.sample_rate))
     assert a.text == b.text and "reboot" in a.text.lower()
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "audio"
+
+
+def test_browser_recording_formats_transcribe_and_broken_uploads_store_nothing(tmp_path, transcriber):
+    from harness.voice.audiostore import AudioStore
+    for name in ("restart-printer.wav", "restart-printer.webm"):
+        heard = transcriber.transcribe(FIXTURES / name)
+        assert "restart the printer" in heard.text.lower(), (name, heard.text)
+    store = AudioStore(tmp_path / "s.sqlite")
+    ref, samples = store.save_recording(FIXTURES / "restart-printer.webm", "r", "r:t", 1, "user")
+    assert len(load_audio(tmp_path / ref)) == len(samples)
+    with pytest.raises(AudioError, match="truncated.webm: not a readable audio file"):
+        store.save_recording(FIXTURES / "truncated.webm", "r", "r:t", 2, "user")
+    assert not (tmp_path / "audio/r/t/2-user.wav").exists()
