@@ -3,11 +3,14 @@
 It answers ``POST /v1/chat/completions`` by handing the request's messages to the same
 responders the fake chat models use (``tests.fakes.default_responder``); the role is taken
 from the model name, so each role can be pointed at it as ``<role>-fake``.
+``delay_s`` makes every answer take that long (a model's latency, for load tests); a request
+with ``"stream": true`` (a live session's agent reply) is answered as server-sent chunks.
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -16,8 +19,9 @@ _TYPES = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
 
 
 class FakeOpenAIServer:
-    def __init__(self, responders):
+    def __init__(self, responders, delay_s: float = 0.0):
         self.responders = responders
+        self.delay_s = delay_s
         self.requests: list[dict] = []
         server = self
 
@@ -34,8 +38,13 @@ class FakeOpenAIServer:
                 role = body["model"].split("-fake")[0]
                 messages = [_TYPES[m["role"]](m["content"]) for m in body["messages"]]
                 text = server.responders(role)(messages, body)
+                if server.delay_s:
+                    time.sleep(server.delay_s)
                 if isinstance(text, Exception):
                     self._send(500, {"error": {"message": str(text)}})
+                    return
+                if body.get("stream"):
+                    self._stream(body, text)
                     return
                 self._send(200, {
                     "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
@@ -43,6 +52,28 @@ class FakeOpenAIServer:
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split()),
                               "total_tokens": 10 + len(text.split())}})
+
+            def _stream(self, body, text):
+                """The answer as server-sent chunks (one per word), usage last when asked."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                base = {"id": "x", "object": "chat.completion.chunk", "created": 0,
+                        "model": body["model"]}
+                words = text.split(" ")
+                chunks = [{"role": "assistant", "content": w if i == 0 else " " + w}
+                          for i, w in enumerate(words)]
+                events = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+                          for d in chunks]
+                events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    events.append({**base, "choices": [], "usage": {
+                        "prompt_tokens": 10, "completion_tokens": len(words),
+                        "total_tokens": 10 + len(words)}})
+                for event in events:
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
 
             def _send(self, code, payload):
                 data = json.dumps(payload).encode()
