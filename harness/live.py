@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Sequence
 
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command, interrupt
 
 from graphs.protocols import Message, Problem, Reply
@@ -164,7 +165,9 @@ class LiveSessions:
         self.app = runtime.config.app
         self.writer, self.reader = writer, reader
         self.store = LiveStore(writer, reader)
-        self.checkpointer = InMemorySaver()
+        # The paused graph's state holds the turn loop's own records; allow exactly those.
+        self.checkpointer = InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=[
+            ("graphs.protocols", name) for name in ("Problem", "Message", "Reply", "Judgment", "LLMCall")]))
         self.limiter = RateLimiter(self.app.messages_per_minute, clock)
         self._graphs: dict[tuple[str, str], Any] = {}
         self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
