@@ -103,18 +103,21 @@ ProgressFn = Callable[[Progress], None]
 
 def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str, dataset_sha256: str,
             prompt_version: str, scorer_version: str, source_run: str | None = None,
-            run_id: str | None = None) -> str:
-    """Store a new run row (status running) with everything needed to trace its figures.
-    ``run_id`` defaults to ``<name>-<UTC timestamp>``."""
+            run_id: str | None = None, problems: Sequence[dict] = (),
+            interactions: Callable[[str], Sequence[dict]] = lambda run_id: ()) -> str:
+    """Store a new run row (status running) with everything needed to trace its figures,
+    together with its ``problems`` and ``interactions(run_id)`` in one transaction (a crash
+    leaves no run or a whole one). ``run_id`` defaults to ``<name>-<UTC timestamp>``."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")[:-3]
     run_id = run_id or f"{name}-{stamp}"
-    writer.create_run({
+    row = {
         "id": run_id, "name": name, "kind": kind, "config_json": cfg.model_dump_json(),
         "models_json": json.dumps({r: s.model for r, s in cfg.roles.items()}),
         "dataset": dataset, "dataset_sha256": dataset_sha256, "seed": cfg.run.seed,
         "code_version": code_version(), "prompt_version": prompt_version,
         "scorer_version": scorer_version, "source_run": source_run,
-    })
+    }
+    writer.create_run(row, problems, interactions(run_id))
     return run_id
 
 
@@ -234,21 +237,20 @@ class SelfScoreBatch:
                 raise ValueError(f"--agent human replays each task's 'agent_replies', but "
                                  f"{len(missing)} task(s) have none (first: {missing[0]}). Import "
                                  "human threads with `deskbench import` or use another agent.")
-        run_id = new_run(self.writer, cfg, cfg.run.name or run_name(cfg), kind, dataset.name,
-                         dataset.sha256, prompts.PROMPT_VERSION, SCORER_VERSION, source_run)
-        self.writer.upsert_problems(
-            {"id": f"{dataset.name}:{t.id}", "dataset": dataset.name, "task_id": t.id,
-             "question": t.question, "reference_answer": t.reference_answer,
-             "metadata_json": json.dumps({**t.metadata, "problem": t.problem})}
-            for t in tasks)
-        for pos, t in enumerate(tasks):
-            script = {"followups": t.followups, "agent_replies": t.agent_replies,
-                      "agent_calls": (agent_calls or {}).get(t.id, [])}
-            self.writer.start_interaction({"id": f"{run_id}:{t.id}", "run_id": run_id,
-                                           "problem_id": f"{dataset.name}:{t.id}",
-                                           "position": pos, "status": "pending",
-                                           "script_json": json.dumps(script)})
-        return run_id
+        problems = [{"id": f"{dataset.name}:{t.id}", "dataset": dataset.name, "task_id": t.id,
+                     "question": t.question, "reference_answer": t.reference_answer,
+                     "metadata_json": json.dumps({**t.metadata, "problem": t.problem})}
+                    for t in tasks]
+
+        def interactions(run_id: str) -> list[dict]:
+            return [{"id": f"{run_id}:{t.id}", "run_id": run_id, "problem_id": f"{dataset.name}:{t.id}",
+                     "position": pos, "status": "pending",
+                     "script_json": json.dumps({"followups": t.followups, "agent_replies": t.agent_replies,
+                                                "agent_calls": (agent_calls or {}).get(t.id, [])})}
+                    for pos, t in enumerate(tasks)]
+        return new_run(self.writer, cfg, cfg.run.name or run_name(cfg), kind, dataset.name,
+                       dataset.sha256, prompts.PROMPT_VERSION, SCORER_VERSION, source_run,
+                       problems=problems, interactions=interactions)
 
     # -- running -------------------------------------------------------------------------------
     async def run(self, run_id: str) -> Progress:

@@ -53,10 +53,18 @@ class StoreWriter:
         return _Transaction(self._conn, self._lock)
 
     # -- runs and problems -----------------------------------------------------------------
-    def create_run(self, row: Mapping[str, Any]) -> None:
-        """Insert a run row (``id`` required); refuses to overwrite an existing run."""
+    def create_run(self, row: Mapping[str, Any], problems: Iterable[Mapping[str, Any]] = (),
+                   interactions: Iterable[Mapping[str, Any]] = ()) -> None:
+        """Insert a run row (``id`` required), refusing to overwrite an existing run, with its
+        problems (upserted) and pending interactions in the same transaction: a crash leaves
+        either no run or a run with every interaction, so a resume can never miss one."""
         with self._transaction():
             self._insert("runs", {"status": "running", "created_at": now(), **row})
+            for problem in problems:
+                self._insert("problems", problem, verb="INSERT OR REPLACE")
+            for interaction in interactions:
+                self._insert("interactions", {"status": "running", "started_at": now(), **interaction},
+                             verb="INSERT OR IGNORE")
 
     def set_run_status(self, run_id: str, status: str, detail: str | None = None) -> None:
         with self._transaction():

@@ -86,18 +86,16 @@ class NtbBatch:
             raise ValueError("No NoisyToolBench cases selected; check --category and --case.")
         cfg = self.config
         name = cfg.run.name or f"{cfg.role('agent').label()}_ntb_{cfg.role('judge').label()}"
-        run_id = new_run(self.writer, cfg, name, "noisytoolbench", DATASET, scoring_data_sha(),
-                         PROTOCOL_VERSION, scoring.SCORER_VERSION)
-        self.writer.upsert_problems(
-            {"id": f"{DATASET}:{case_key(c)}", "dataset": DATASET, "task_id": case_key(c),
-             "question": c.query, "reference_answer": None,
-             "metadata_json": json.dumps({"category": c.category, "query_id": c.query_id})}
-            for c in cases)
-        for pos, c in enumerate(cases):
-            self.writer.start_interaction({"id": f"{run_id}:{case_key(c)}", "run_id": run_id,
-                                           "problem_id": f"{DATASET}:{case_key(c)}",
-                                           "position": pos, "status": "pending"})
-        return run_id
+        problems = [{"id": f"{DATASET}:{case_key(c)}", "dataset": DATASET, "task_id": case_key(c),
+                     "question": c.query, "reference_answer": None,
+                     "metadata_json": json.dumps({"category": c.category, "query_id": c.query_id})}
+                    for c in cases]
+        return new_run(self.writer, cfg, name, "noisytoolbench", DATASET, scoring_data_sha(),
+                       PROTOCOL_VERSION, scoring.SCORER_VERSION, problems=problems,
+                       interactions=lambda run_id: [
+                           {"id": f"{run_id}:{case_key(c)}", "run_id": run_id,
+                            "problem_id": f"{DATASET}:{case_key(c)}", "position": pos, "status": "pending"}
+                           for pos, c in enumerate(cases)])
 
     def _graph(self):
         cfg = self.config
