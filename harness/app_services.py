@@ -33,7 +33,7 @@ class AppServices:
             secret, self.secret_generated = secrets.token_urlsafe(18), True
         self._secret = secret
         self.out_dir = Path(config.store).parent / "app"
-        self.starts = RateLimiter(config.app.messages_per_minute)
+        self.starts = RateLimiter(config.app.starts_per_minute_per_ip)
         self._free_pool = None
         self._free_pool_lock = threading.Lock()
 

@@ -90,6 +90,7 @@ class RateLimiter:
         self.clock = clock
         self._events: dict[str, deque[float]] = defaultdict(deque)
         self._lock = threading.Lock()
+        self._calls = 0
 
     def check(self, key: str) -> None:
         """Count one event for ``key``.
@@ -106,6 +107,14 @@ class RateLimiter:
                 raise LiveError(f"You are sending messages too fast (at most {self.per_minute} a "
                                 f"minute). Wait {wait:.0f} s and send again.")
             events.append(now)
+            self._calls += 1
+            if self._calls % 1000 == 0:  # drop keys idle for a minute (bounded memory)
+                for k in [k for k, e in self._events.items() if not e or now - e[-1] >= 60.0]:
+                    del self._events[k]
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._events.pop(key, None)
 
 
 # -- the person's side of the graph ---------------------------------------------------------
@@ -255,7 +264,7 @@ class LiveSessions:
                 "reference_answer": task.reference_answer,
                 "metadata_json": json.dumps({**task.metadata, "problem": task.problem})}])
             iid = f"{run_id}:{uuid.uuid4().hex[:12]}"
-            position = len(self.reader.interactions(run_id))
+            position = self.store.count_interactions(run_id)
             self.writer.start_interaction({"id": iid, "run_id": run_id, "problem_id": problem_id,
                                            "position": position, "status": "running",
                                            "script_json": None})
@@ -288,7 +297,7 @@ class LiveSessions:
         snapshot = await graph.aget_state(cfg)
         if snapshot.next:
             return
-        row = next(r for r in self.reader.interactions(sess["run_id"]) if r["id"] == sess["interaction_id"])
+        row = self.store.interaction_with_problem(sess["interaction_id"])
         problem = await prepare_problem(self.runtime, self.reader, self.writer, row)
         turns = self.reader.turns(sess["interaction_id"])
         history = [m for t in turns for m in (Message("user", t["user_message"]),
@@ -325,8 +334,11 @@ class LiveSessions:
                     partial += msg.content
                     yield LiveUpdate(partial=partial)
             snapshot = await graph.aget_state(self._thread(session_id))
-            if not snapshot.next:  # the graph ended: solved or max turns
+            ended = not snapshot.next
+            if ended:  # the graph ended: solved or max turns
                 await self._finish(sess, snapshot.values.get("stop_reason"))
+        if ended:
+            self._locks.pop(session_id, None)
         yield LiveUpdate(view=await self.view(session_id))
 
     async def end(self, session_id: str, participant_id: str | None = None) -> SessionView:
@@ -336,6 +348,7 @@ class LiveSessions:
             sess = self._session(session_id, participant_id)
             if sess["status"] == "active":
                 await self._finish(sess, "user_ended" if sess["mode"] == "user" else "agent_ended")
+        self._locks.pop(session_id, None)
         return await self.view(session_id)
 
     async def _finish(self, sess: dict[str, Any], stop_reason: str | None) -> None:
@@ -354,6 +367,7 @@ class LiveSessions:
             self.writer.replace_scores(run["id"], [score_row(
                 interaction_figures(self.reader, row, run["config"]), run)])
         self.checkpointer.delete_thread(sess["id"])
+        self.limiter.forget(sess["id"])
 
     # -- ratings ---------------------------------------------------------------------------
     def rate(self, session_id: str, turn_index: int, helpfulness: int | None, solved: bool | None,

@@ -88,6 +88,16 @@ class LiveStore:
         rows = self._rows("SELECT * FROM live_sessions WHERE id=?", (session_id,))
         return rows[0] if rows else None
 
+    def interaction_with_problem(self, interaction_id: str) -> dict[str, Any] | None:
+        """One interaction joined with its problem (the shape ``prepare_problem`` takes)."""
+        rows = self._rows(
+            "SELECT i.*, p.question, p.task_id, p.reference_answer, p.metadata_json FROM interactions i "
+            "JOIN problems p ON p.id=i.problem_id WHERE i.id=?", (interaction_id,))
+        return rows[0] if rows else None
+
+    def count_interactions(self, run_id: str) -> int:
+        return self._rows("SELECT COUNT(*) AS n FROM interactions WHERE run_id=?", (run_id,))[0]["n"]
+
     def sessions_of(self, study_id: str, participant_id: str) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM live_sessions WHERE study_id=? AND participant_id=? "
                           "ORDER BY created_at", (study_id, participant_id))
