@@ -157,6 +157,9 @@ class AppConfig(_Strict):
     agents: list[Literal["plain", "rag"]] = Field(["plain"], description="agents a free session may pick")
     max_message_chars: int = Field(4000, ge=1, le=100_000, description="longest message a person may send")
     messages_per_minute: int = Field(12, ge=1, description="rate limit per participant")
+    starts_per_minute_per_ip: int = Field(
+        60, ge=1, description="new free sessions per client address and minute (a lab behind one "
+        "address needs room for everyone)")
     concurrency: int = Field(16, ge=1, le=1024, description="conversations served at once (Gradio queue)")
     max_turns: int = Field(20, ge=1, le=1000, description="turns of a live conversation")
 
