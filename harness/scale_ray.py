@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.batch import Progress
+from harness.circuit import CircuitOpenError
 from harness.config import Config, ConfigError
 from harness.datasets import Dataset
 from harness.jsonl import atomic_write
 from harness.shards import (ShardSpec, absorb_shards, create_run, default_shard_dir, plan_shards,
                             progress_from_store, run_shard)
 from store import StoreWriter
-from store.merge import MergeReport, copy_interactions
+from store.merge import MergeReport, checkpoint, copy_interactions
 
 
 class RayUnavailable(ConfigError):
@@ -39,16 +40,25 @@ def _ray():
     return ray
 
 
-class ShardIncomplete(RuntimeError):
-    """Some interactions of a shard failed; raised so that Ray retries (resumes) the shard.
-    Carries the shard's result, so the driver still merges what it did after the last try."""
+class ShardError(RuntimeError):
+    """A shard that did not finish; carries the shard's result (its store, from another
+    machine), so the driver still merges what it did."""
 
     def __init__(self, message: str, result: "ShardResult"):
         super().__init__(message)
         self.result = result
 
     def __reduce__(self):
-        return (ShardIncomplete, (self.args[0], self.result))
+        return (type(self), (self.args[0], self.result))
+
+
+class ShardIncomplete(ShardError):
+    """Some interactions of a shard failed; Ray retries the shard, which resumes them."""
+
+
+class ShardStopped(ShardError):
+    """An endpoint of the shard is down for good (its circuit breaker opened); not retried:
+    resume the run once the endpoint is back."""
 
 
 @dataclass
@@ -62,6 +72,7 @@ class ShardResult:
     failed: int
     turns: int
     data: bytes | None = None  # the shard store, when it was written on another machine
+    seconds: float = 0.0  # spent running the shard (this try), without the worker's start-up
 
 
 @dataclass
@@ -110,10 +121,17 @@ def shard_task(spec: ShardSpec, seed: bytes, worker_dir: str | None, driver_node
         work.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(work, "wb") as f:
             f.write(seed)
-    progress = run_shard(spec, work, lambda p: board.report.remote(spec.index, _figures(p)))
     here = node == driver_node and work.resolve() == Path(spec.path).resolve()
+    started = time.perf_counter()
+    try:
+        progress = run_shard(spec, work, lambda p: board.report.remote(spec.index, _figures(p)))
+    except CircuitOpenError as exc:  # a BaseException: turn it into an error Ray hands back
+        checkpoint(work)
+        result = ShardResult(spec.index, node, str(work), 0, 0, 0, None if here else work.read_bytes())
+        board.report.remote(spec.index, {"state": "stopped"})
+        raise ShardStopped(f"shard {spec.index} stopped: {exc}", result) from None
     result = ShardResult(spec.index, node, str(work), progress.done, progress.failed, progress.turns,
-                         None if here else work.read_bytes())
+                         None if here else work.read_bytes(), time.perf_counter() - started)
     board.report.remote(spec.index, {**_figures(progress), "state": "finished" if not progress.failed
                                      else f"{progress.failed} failed after try {attempt}"})
     if progress.failed:
@@ -210,6 +228,8 @@ def run_on_ray(config: Config, benchmark: str, shards: int, *, dataset: Dataset 
             errors.append(f"shard {spec.index}: merging what its store on this machine holds")
         merges.append(copy_interactions(spec.path, config.store, run_id))
     seconds["merge"] = time.perf_counter() - t
+    if results:
+        seconds["slowest_shard_inside_worker"] = max(r.seconds for r in results.values())
     return ShardedRun(run_id, progress_from_store(config.store, run_id), merges, specs, errors, seconds)
 
 
@@ -237,9 +257,9 @@ def _run_tasks(ray, specs: list[ShardSpec], worker_dir, max_retries, cpus_per_sh
             spec = pending.pop(ref)
             try:
                 results[spec.index] = ray.get(ref)
-            except ShardIncomplete as exc:  # retries used up: keep what the shard did
+            except ShardError as exc:  # retries used up, or an endpoint is down: keep what it did
                 results[spec.index] = exc.result
-                errors.append(f"{exc} (after {max_retries + 1} tries)")
+                errors.append(str(exc) if isinstance(exc, ShardStopped) else f"{exc} (after {max_retries + 1} tries)")
             except Exception as exc:  # the worker died every time, or the shard could not start
                 errors.append(f"shard {spec.index} ({spec.name}): {type(exc).__name__}: {str(exc)[:300]}")
         if on_progress:

@@ -2,5 +2,6 @@
 from store.schema import SCHEMA_VERSION, open_db
 from store.writer import StoreWriter
 from store.readers import StoreReader
+from store.merge import MergeError, merge_stores
 
-__all__ = ["SCHEMA_VERSION", "open_db", "StoreWriter", "StoreReader"]
+__all__ = ["SCHEMA_VERSION", "open_db", "StoreWriter", "StoreReader", "MergeError", "merge_stores"]

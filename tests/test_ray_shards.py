@@ -5,8 +5,6 @@ import json
 import os
 import pickle
 import signal
-import threading
-import time
 
 import pytest
 
@@ -17,6 +15,7 @@ from harness.config import load_config  # noqa: E402
 from harness.datasets import load_dataset  # noqa: E402
 from harness.scale_ray import ShardIncomplete, ShardResult, run_on_ray  # noqa: E402
 from store import StoreReader  # noqa: E402
+from tests.benchmarks.bench_ray import slow  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fakes import default_responder  # noqa: E402
 from tests.test_cli import role_flags  # noqa: E402
@@ -28,18 +27,6 @@ def local_ray():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
-
-
-def slow(responders, seconds):
-    """The same answers, each after ``seconds`` (a model's latency)."""
-    def for_role(role):
-        inner = responders(role)
-
-        def respond(messages, body):
-            time.sleep(seconds)
-            return inner(messages, body)
-        return respond
-    return for_role
 
 
 def single_run(tmp_path, tasks_file, url):
@@ -111,7 +98,7 @@ def test_a_killed_shard_is_retried_and_resumes_from_its_store(local_ray, tmp_pat
 
 
 def test_shard_incomplete_carries_its_result_through_pickling():
-    exc = ShardIncomplete("shard 1: 2 interaction(s) failed", ShardResult(1, "node", "/x", 3, 2, 9, b"db"))
+    exc = ShardIncomplete("shard 1: 2 interaction(s) failed", ShardResult(1, "node", "/x", 3, 2, 9, b"db", 1.5))
     again = pickle.loads(pickle.dumps(exc))
     assert str(again) == str(exc) and again.result.data == b"db" and again.result.failed == 2
 
