@@ -123,8 +123,10 @@ class LiveUser:
     Resuming with ``None`` ends the conversation (``user_ended``)."""
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
-        text = interrupt({"awaiting": "user", "turn": turn_index})
-        return Reply(text, extra={"live": True})
+        value = interrupt({"awaiting": "user", "turn": turn_index})
+        if isinstance(value, dict):  # a spoken message: its transcript and its audio
+            return Reply(value["text"], extra={"live": True, "voice": value["voice"]})
+        return Reply(value, extra={"live": True})
 
 
 class LiveAgent:
@@ -162,6 +164,7 @@ class LiveUpdate:
 
     partial: str | None = None
     view: SessionView | None = None
+    audio: str | None = None  # the spoken reply's WAV (voice messages)
 
 
 class LiveSessions:
@@ -182,6 +185,7 @@ class LiveSessions:
         self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._runs: dict[tuple[str, str, str], str] = {}
         self._create_lock = threading.Lock()
+        self._speech = None
 
     # -- graphs and runs -------------------------------------------------------------------
     def _graph(self, mode: str, agent: str):
@@ -307,16 +311,20 @@ class LiveSessions:
             pass
 
     async def send(self, session_id: str, text: Any, participant_id: str | None = None,
-                   rate_key: str | None = None) -> AsyncIterator[LiveUpdate]:
+                   rate_key: str | None = None, voice: dict[str, Any] | None = None,
+                   ) -> AsyncIterator[LiveUpdate]:
         """The person's next message (their own in mode ``user``, their reply as the agent in
         mode ``agent``). Yields the agent's reply as it streams, then the final view.
+        ``voice``: the spoken message's audio reference and timings (see :meth:`send_audio`).
 
         Raises:
             LiveError: bad message, rate limit, a session that is not the caller's or has ended.
         """
         text = clean_message(text, self.app.max_message_chars)
         sess = self._session(session_id, participant_id)
-        self.limiter.check(rate_key or participant_id or session_id)
+        if voice is None:
+            self.limiter.check(rate_key or participant_id or session_id)
+        resume = {"text": text, "voice": voice} if voice else text
         async with self._locks[session_id]:
             sess = self._session(session_id, participant_id)
             if sess["status"] != "active":
@@ -324,7 +332,7 @@ class LiveSessions:
             graph = self._graph(sess["mode"], sess["agent"])
             await self._ensure_thread(sess, graph)
             partial = ""
-            async for mode, chunk in graph.astream(Command(resume=text), self._thread(session_id),
+            async for mode, chunk in graph.astream(Command(resume=resume), self._thread(session_id),
                                                    stream_mode=["messages", "updates"]):
                 if mode != "messages":
                     continue
@@ -340,6 +348,90 @@ class LiveSessions:
         if ended:
             self._locks.pop(session_id, None)
         yield LiveUpdate(view=await self.view(session_id))
+
+    # -- voice -----------------------------------------------------------------------------
+    def _voice(self):
+        """Speech to text, text to speech and the audio files (models load on first use)."""
+        if self._speech is None:
+            from harness.voice.audiostore import AudioStore
+            from harness.voice.stt import Transcriber
+            from harness.voice.tts import Speaker
+            self._speech = (Transcriber(), Speaker(), AudioStore(self.config.store))
+        return self._speech
+
+    async def transcribe(self, audio: Any) -> str:
+        """The words of a recording, nothing stored (to open a session by voice).
+
+        Raises:
+            LiveError: broken or silent audio, or no words recognised.
+        """
+        from harness.voice.audio import AudioError, load_audio
+        if audio is None:
+            raise LiveError("No recording: record your message (or upload an audio file) first.")
+        try:
+            samples = load_audio(audio)
+        except AudioError as exc:
+            raise LiveError(str(exc)) from exc
+        heard = await self._voice()[0].atranscribe(samples)
+        if not heard.text.strip():
+            raise LiveError("No words were recognised in the recording. Speak closer to the "
+                            "microphone (or type your message) and send again.")
+        return heard.text
+
+    async def send_audio(self, session_id: str, audio: Any, participant_id: str | None = None,
+                         rate_key: str | None = None) -> AsyncIterator[LiveUpdate]:
+        """A spoken message (a recording from the browser, any format): kept as a WAV,
+        transcribed, sent as the person's turn; the agent's reply is then spoken and its audio
+        file referenced from the turn (``extra_json`` -> ``agent`` -> ``voice``). The last
+        update carries ``audio``, the reply's WAV.
+
+        Raises:
+            LiveError: no recording, broken or silent audio, or no words recognised (nothing
+                is stored), and everything :meth:`send` refuses.
+        """
+        from harness.voice.audio import AudioError
+        from harness.voice.tts import SpeechError
+
+        sess = self._session(session_id, participant_id)
+        if sess["mode"] != "user" or sess["status"] != "active":
+            raise LiveError("Speaking is for an active conversation in which you are the user.")
+        if audio is None:
+            raise LiveError("No recording: record your message (or upload an audio file) first.")
+        self.limiter.check(rate_key or participant_id or session_id)
+        stt, tts, files = self._voice()
+        iid, run_id = sess["interaction_id"], sess["run_id"]
+        turn = len(self.reader.turns(iid)) + 1
+        try:
+            ref, samples = files.save_recording(audio, run_id, iid, turn, "user")
+        except AudioError as exc:
+            raise LiveError(str(exc)) from exc
+        heard = await stt.atranscribe(samples)
+        if not heard.text.strip():
+            files.path(ref).unlink(missing_ok=True)
+            raise LiveError("No words were recognised in the recording. Speak closer to the "
+                            "microphone (or type your message) and send again.")
+        voice = {"audio": ref, "stt_ms": heard.ms, "audio_s": heard.seconds, "heard_text": heard.text}
+        last = None
+        async for update in self.send(session_id, heard.text, participant_id, rate_key, voice=voice):
+            if update.view is None:
+                yield update
+            last = update
+        view = last.view
+        stored = next((t for t in view.turns if t["turn_index"] == turn), None)
+        if stored is None or not stored["agent_message"]:
+            yield last
+            return
+        out = files.path(files.relative(run_id, iid, turn, "agent"))
+        try:
+            speech = await tts.aspeak(stored["agent_message"], out)
+        except SpeechError as exc:  # nothing speakable (e.g. only code): the text stands
+            self.store.merge_turn_extra(iid, turn, "agent", {"voice": {"tts_error": str(exc)}})
+            yield LiveUpdate(view=await self.view(session_id))
+            return
+        self.store.merge_turn_extra(iid, turn, "agent", {"voice": {
+            "audio": files.relative(run_id, iid, turn, "agent"), "tts_ms": speech.ms,
+            "tts_first_audio_ms": speech.first_audio_ms, "spoken_text": speech.cleaned_text}})
+        yield LiveUpdate(view=await self.view(session_id), audio=str(out))
 
     async def end(self, session_id: str, participant_id: str | None = None) -> SessionView:
         """The person ends the conversation; it is scored from its stored turns."""

@@ -51,6 +51,22 @@ class LiveStore:
             self.writer._conn.execute("UPDATE live_sessions SET status=?, ended_at=? WHERE id=?",
                                       (status, now(), session_id))
 
+    def merge_turn_extra(self, interaction_id: str, turn_index: int, side: str,
+                         values: Mapping[str, Any]) -> None:
+        """Add ``values`` under ``extra_json[side]`` of a stored turn (e.g. the spoken reply's
+        audio file and timings, known only after the turn is recorded)."""
+        with self.writer._transaction():
+            row = self.writer._conn.execute(
+                "SELECT extra_json FROM turns WHERE interaction_id=? AND turn_index=?",
+                (interaction_id, turn_index)).fetchone()
+            if row is None:
+                raise KeyError(f"no turn {turn_index} of {interaction_id}")
+            extra = json.loads(row[0] or "{}")
+            extra[side] = {**(extra.get(side) or {}), **values}
+            self.writer._conn.execute(
+                "UPDATE turns SET extra_json=? WHERE interaction_id=? AND turn_index=?",
+                (json.dumps(extra), interaction_id, turn_index))
+
     def save_human_judgments(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """A person's ratings of one turn; a new rating of the same turn and kind by the same
         rater replaces the earlier one (in one transaction)."""

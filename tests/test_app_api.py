@@ -68,3 +68,46 @@ def test_organiser_handlers_are_not_public_api(served):
     names = set(api["named_endpoints"])
     assert {"/live_start", "/live_send", "/live_view", "/live_rate", "/live_end"} <= names
     assert not any("study" in n or "run" in n or "export" in n for n in names), names
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "audio"
+
+
+def test_spoken_message_through_the_api_is_transcribed_stored_and_answered_aloud(served):
+    from gradio_client import handle_file
+    import json
+
+    services, url = served
+    client = Client(url, verbose=False)
+    view = client.predict("My printer is offline.", "plain", api_name="/live_start")
+    result = client.predict(view["session"], handle_file(str(FIXTURES / "restart-printer.webm")),
+                            api_name="/live_send_audio")
+    assert "error" not in result, result
+    assert "restart the printer" in result["messages"][0]["content"].lower()
+    assert result["turns"] == 1 and result["reply_audio"]
+    sess = services.live.store.session(view["session"])
+    (turn,) = services.reader.turns(sess["interaction_id"])
+    extra = json.loads(turn["extra_json"])
+    root = __import__("pathlib").Path(services.config.store).parent
+    assert (root / extra["user"]["voice"]["audio"]).stat().st_size > 1000
+    assert (root / extra["agent"]["voice"]["audio"]).stat().st_size > 1000
+    assert extra["user"]["voice"]["stt_ms"] > 0 and extra["agent"]["voice"]["tts_ms"] > 0
+
+
+@pytest.mark.parametrize("name, message", [("truncated.webm", "audio"), ("empty.wav", "empty")])
+def test_broken_or_empty_audio_is_refused_and_nothing_is_stored(served, tmp_path, name, message):
+    from gradio_client import handle_file
+
+    services, url = served
+    path = FIXTURES / name
+    if name == "empty.wav":
+        path = tmp_path / name
+        path.write_bytes(b"")
+    client = Client(url, verbose=False)
+    view = client.predict("My scanner is slow.", "plain", api_name="/live_start")
+    result = client.predict(view["session"], handle_file(str(path)), api_name="/live_send_audio")
+    assert message in result.get("error", "").lower(), result
+    sess = services.live.store.session(view["session"])
+    assert services.reader.turns(sess["interaction_id"]) == []
+    audio_dir = __import__("pathlib").Path(services.config.store).parent / "audio"
+    assert not list(audio_dir.rglob(f"*{sess['interaction_id'].split(':')[-1]}*/*.wav"))

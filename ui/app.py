@@ -143,6 +143,28 @@ def build_app(services: AppServices) -> gr.Blocks:
         except LiveError as exc:
             yield (*outputs_for(view, ids, warn(exc)), text)
 
+    async def on_send_audio(audio: str | None, ids: dict, request: gr.Request):
+        ids = {**EMPTY_IDS, **(ids or {})}
+        view = await current(ids)
+        try:
+            if view is None or view.status != "active":
+                if ids.get("study"):
+                    raise LiveError("Press 'Next conversation' (or join the study) first.")
+                yield (*outputs_for(view, ids, "Listening to your recording ..."), None)
+                question = await live.transcribe(audio)
+                services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
+                view = await live.start(mode="user", agent=ids.get("agent") or cfg.agents[0],
+                                        question=question)
+                ids = {**ids, "session": view.session_id, "task": -1}
+            yield (*outputs_for(view, ids, "Listening to your recording ..."), None)
+            async for update in live.send_audio(view.session_id, audio, ids.get("participant") or None):
+                if update.view is None:
+                    yield (*outputs_for(view, ids, "The agent is answering ...", update.partial), None)
+                else:
+                    yield (*outputs_for(update.view, ids), update.audio)
+        except LiveError as exc:
+            yield (*outputs_for(view, ids, warn(exc)), None)
+
     async def on_draw(mode: str, agent: str, ids: dict):
         ids = {**EMPTY_IDS, **(ids or {}), "agent": agent}
         index = secrets.randbelow(1 << 30)
@@ -257,6 +279,12 @@ def build_app(services: AppServices) -> gr.Blocks:
                     solved = gr.Radio([("Solved", "yes"), ("Not solved yet", "no")],
                                       label="Is your problem solved?", elem_id="solved")
                     rate_btn = gr.Button("Save rating", elem_id="rate")
+                with gr.Row():
+                    mic = gr.Audio(sources=["microphone", "upload"], type="filepath",
+                                   label="Or speak your message", elem_id="mic")
+                    reply_audio = gr.Audio(label="The agent's reply, spoken", autoplay=True,
+                                           interactive=False, elem_id="reply-audio")
+                voice_btn = gr.Button("Send voice message", elem_id="send-voice")
                 status = gr.Markdown(elem_id="status")
                 judge_md = gr.Markdown(visible=show_scores, elem_id="judge-scores")
 
@@ -269,6 +297,8 @@ def build_app(services: AppServices) -> gr.Blocks:
                           concurrency_limit=cfg.concurrency, api_visibility="private")
         send_btn.click(**send_event)
         msg.submit(**send_event)
+        voice_btn.click(on_send_audio, [mic, ids], [*session_outputs, reply_audio],
+                        concurrency_limit=cfg.concurrency, api_visibility="private")
         draw_btn.click(on_draw, [mode, agent, ids], session_outputs, api_visibility="private")
         start_btn.click(on_start, [mode, agent, ids], session_outputs, api_visibility="private")
         join_btn.click(on_join, [code, agree, ids], [*session_outputs, join_box],
@@ -449,6 +479,23 @@ def add_api(services: AppServices) -> None:
 
     for fn in (live_start, live_send, live_view, live_rate, live_end):
         gr.api(fn, api_name=fn.__name__)
+
+    async def live_send_audio(session: str, audio: str | None) -> dict:
+        """Send a spoken message (an audio file); returns the session and the spoken reply."""
+        try:
+            last = None
+            async for update in live.send_audio(session, audio):
+                last = update
+            return {**view_dict(last.view), "reply_audio": last.audio}
+        except LiveError as exc:
+            return {"error": str(exc)}
+
+    with gr.Row(visible=False):  # API only: a file input needs a component
+        api_session = gr.Textbox()
+        api_audio = gr.Audio(type="filepath", sources=["upload"])
+        api_result = gr.JSON()
+    gr.Button(visible=False).click(live_send_audio, [api_session, api_audio], api_result,
+                                   api_name="live_send_audio")
 
 
 def launch(services: AppServices, **kwargs) -> tuple[Any, str]:
