@@ -162,3 +162,42 @@ def test_studies_balance_tasks_and_pseudonymise(live, tasks_file):
         studies.create(StudySpec(name="x", dataset="missing.jsonl"))
     rows = live.store.sessions_of_study(sid)
     assert all("alice" not in json.dumps(r) for r in rows)
+
+
+async def test_exports_are_pseudonymous_and_hold_no_secrets(live, tasks_file, tmp_path, monkeypatch):
+    from harness import results
+
+    monkeypatch.setenv("MY_API_KEY", "sk-very-secret-key")
+    live.config.roles["judge"].api_key_env = "MY_API_KEY"  # only the variable's name is kept
+    studies = Studies(live.store)
+    sid = studies.create(StudySpec(name="Export study", dataset=str(tasks_file), task_limit=2))
+    pid = studies.join(sid, "secret-code-42", True)
+    task, agent, dataset = studies.next_assignment(sid, pid)
+    session = live.open(mode="user", agent=agent, study_id=sid, participant_id=pid, task=task,
+                        dataset=dataset.name)
+    await live.begin(session)
+    await send(live, session, "My wifi keeps dropping.", participant_id=pid)
+    live.rate(session, 1, 6, False, rater=pid, participant_id=pid)
+    await live.end(session, participant_id=pid)
+    run_id = live.store.session(session)["run_id"]
+    paths = results.export_with_sessions(live.reader, live.store, run_id, tmp_path / "out")
+    assert {p.name for p in paths} >= {"interactions.jsonl", "turns.jsonl", "sessions.jsonl",
+                                       "human_ratings.csv"}
+    text = "".join(p.read_text() for p in paths)
+    assert pid in text                      # the pseudonym is there ...
+    for secret in ("secret-code-42", session, "sk-very-secret-key"):
+        assert secret not in text           # ... codes, session tokens and keys are not
+    summary, png = results.run_summary(live.reader, live.store, run_id, tmp_path / "out")
+    assert "Human ratings vs the LLM judge" in summary and png.exists()
+    viewer = results.conversation_markdown(live.reader, live.store, live.store.session(session)["interaction_id"])
+    assert "human_agent_helpfulness** 6 by person " + pid in viewer
+    assert "agent_helpfulness** 8 by" in viewer
+
+
+async def test_a_participant_over_the_rate_limit_is_refused_and_nothing_is_stored(live):
+    live.limiter = RateLimiter(1)
+    view = await live.start(mode="user", question="Keyboard repeats keys.")
+    await send(live, view.session_id, "Keyboard repeats keys.")
+    with pytest.raises(LiveError, match="too fast"):
+        await send(live, view.session_id, "Again?")
+    assert len((await live.view(view.session_id)).turns) == 1
