@@ -23,7 +23,7 @@ FAST_RETRY = {"max_attempts": 8, "base_s": 0.01, "max_s": 0.05}
 def proxied_config(store, url, retry=None, **run):
     return load_config(overrides={
         "store": str(store),
-        "roles": {r: {"base_url": url, "model": f"{r}-fake", "timeout_s": 0.5} for r in ROLES},
+        "roles": {r: {"base_url": url, "model": f"{r}-fake", "timeout_s": 2.0} for r in ROLES},
         "run": {"limit": 3, "max_turns": 3, "concurrency": 3, **run},
         "retry": {**FAST_RETRY, **(retry or {})}})
 
@@ -43,7 +43,7 @@ def clean(tmp_path, tasks_file, upstream):
 
 
 def test_batch_completes_at_30_percent_faults_with_the_scores_of_a_clean_run(tmp_path, tasks_file, upstream, clean):
-    with FaultProxy(upstream.base_url, rate=0.3, seed=7, timeout_sleep_s=0.7) as proxy:
+    with FaultProxy(upstream.base_url, rate=0.3, seed=7, timeout_sleep_s=2.3) as proxy:
         cfg = proxied_config(tmp_path / "faulty.sqlite", proxy.base_url)
         run_id, progress = run_selfscore(cfg, load_dataset(str(tasks_file)))
     reader = StoreReader(cfg.store)
