@@ -55,10 +55,10 @@ def scope_of(sleeps=None, **retry):
     ("empty_content", "empty"), ("timeout", "timeout"),
 ])
 def test_each_injected_fault_is_classified_retried_and_recorded(upstream, kind, expected):
-    with FaultProxy(upstream.base_url, fault_for=lambda body: None, timeout_sleep_s=0.6) as proxy:
+    with FaultProxy(upstream.base_url, fault_for=lambda body: None, timeout_sleep_s=1.8) as proxy:
         proxy.fault_for = lambda body, n=iter(range(2)): kind if next(n, None) is not None else None
         sleeps = Sleeps()
-        text, record = call(client_at(proxy.base_url, timeout_s=0.3), scope_of(sleeps, max_attempts=4))
+        text, record = call(client_at(proxy.base_url, timeout_s=1.5), scope_of(sleeps, max_attempts=4))
     assert text == "I tried that and the wifi still drops."
     assert proxy.injected[kind] == 2 and record.attempt == 3 and len(sleeps.asked) == 2
     assert [a.attempt for a in record.all_attempts()] == [1, 2, 3]
