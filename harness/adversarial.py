@@ -214,8 +214,10 @@ class RobustnessReport:
         lines += ["", f"Target (mean shift within {TARGET_SHIFT:g} point in every category): {verdict}.", "",
                   "| pair | clean | attacked | shift | solved clean -> attacked |", "|---|---|---|---|---|"]
         for r in self.results:
-            solved = "" if r.clean_solved is None else f"{_v(r.clean_solved)} -> {_v(r.attacked_solved)}"
-            lines.append(f"| {r.pair.id} | {_v(r.clean)} | {_v(r.attacked)} | {_f(r.shift, 0)} | {solved} |")
+            solved = "" if r.clean_solved is None else \
+                f"{verdict_text(r.clean_solved)} -> {verdict_text(r.attacked_solved)}"
+            lines.append(f"| {r.pair.id} | {verdict_text(r.clean)} | {verdict_text(r.attacked)} | "
+                         f"{_f(r.shift, 0)} | {solved} |")
         return "\n".join(lines) + "\n"
 
 
@@ -238,7 +240,8 @@ def _f(value: float | None, digits: int = 2) -> str:
     return f"{value:+.{digits}f}"
 
 
-def _v(j: Judgment | None) -> str:
+def verdict_text(j: Judgment | None) -> str:
+    """A judgment's value as a table cell: ``7``, ``true``, ``failed`` (empty for none)."""
     if j is None:
         return ""
     return "failed" if not j.ok else str(j.value).lower() if isinstance(j.value, bool) else str(j.value)

@@ -26,7 +26,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         judges = SelfScoreJudges(runtime.structured_judge("judge"))
         report = asyncio.run(run_robustness(
             judges, pairs, args.concurrency,
-            lambda r: console.print(f"  {r.pair.id}: shift {r.shift}", highlight=False)))
+            lambda r: console.print(f"  {r.pair.id}: {_pair_line(r)}", highlight=False)))
     text = report.markdown()
     print(text)
     if args.out:
@@ -44,6 +44,14 @@ def cmd_robustness(args: argparse.Namespace) -> int:
                                   "failed": r.failed, "injected_verdict": r.copied_injection}
                                  for r in report.results]}, f, indent=2)
     return 0
+
+
+def _pair_line(r) -> str:
+    from harness.adversarial import verdict_text
+    line = f"helpfulness {verdict_text(r.clean)} -> {verdict_text(r.attacked)}"
+    if r.clean_solved:
+        line += f", solved {verdict_text(r.clean_solved)} -> {verdict_text(r.attacked_solved)}"
+    return line
 
 
 def add_robustness_commands(sub) -> None:

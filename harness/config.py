@@ -40,6 +40,13 @@ class ModelSpec(_Strict):
     input_price_per_mtok: float = Field(0.0, ge=0.0, description="price per million input tokens")
     output_price_per_mtok: float = Field(0.0, ge=0.0, description="price per million output tokens")
 
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v):
+        if v is not None and not v.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://, e.g. http://localhost:8000/v1")
+        return v
+
     @property
     def embedded(self) -> bool:
         return self.base_url is None
@@ -236,7 +243,8 @@ def env_overrides(environ: dict[str, str] | None = None) -> dict:
 def _role_defaults_with(overrides: dict) -> dict:
     """Role overrides merge into each role's defaults instead of replacing the whole spec."""
     defaults = {k: v.model_dump() for k, v in _default_roles().items()}
-    return {name: _deep_merge(defaults.get(name, {}), spec or {}) for name, spec in overrides.items()}
+    return {name: _deep_merge(defaults.get(name, {}), spec or {}) if isinstance(spec, dict) or spec is None
+            else spec for name, spec in overrides.items()}  # a non-table spec is left to validation
 
 
 def load_config(path: str | Path | None = None, overrides: dict | None = None,
@@ -255,14 +263,21 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None,
                               "or leave --config out to use the defaults.")
         try:
             tree = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"Config file {path} is not UTF-8 text (byte {exc.start}). Re-save it as "
+                              "UTF-8 (TOML files must be UTF-8).") from exc
+        except OSError as exc:
+            raise ConfigError(f"Config file {path} cannot be read ({exc.strerror}). Pass a readable "
+                              "TOML file.") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"Config file {path} is not valid TOML: {exc}. Fix that line "
+                              "(docs/configuration.md shows every key).") from exc
     tree = _deep_merge(tree, env_overrides(environ))
     tree = _deep_merge(tree, overrides or {})
     if "roles" in tree and isinstance(tree["roles"], dict):
         tree["roles"] = _role_defaults_with(tree["roles"])
     try:
-        return Config.model_validate(tree)
+        config = Config.model_validate(tree)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -272,3 +287,16 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None,
         source = f" in {path}" if path else ""
         raise ConfigError("Invalid configuration" + source + ":\n" + "\n".join(problems)
                           + "\nSee docs/configuration.md for every key.") from exc
+    _check_embedded_models(config, f" in {path}" if path else "")
+    return config
+
+
+def _check_embedded_models(config: Config, source: str) -> None:
+    """An embedded role must name a known embedded model, checked before anything is stored."""
+    from harness.model_files import EMBEDDED_MODELS
+    for name, spec in config.roles.items():
+        if spec.embedded and spec.model not in EMBEDDED_MODELS:
+            raise ConfigError(
+                f"Invalid configuration{source}:\n  roles.{name}.model: {spec.model!r} is not an embedded "
+                f"model (known: {', '.join(EMBEDDED_MODELS)}) and roles.{name}.base_url is not set. Use a "
+                f"known key, or set roles.{name}.base_url to the OpenAI-compatible endpoint that serves it.")

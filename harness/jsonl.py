@@ -44,7 +44,7 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, Any]], list[str], str]:
         raise JsonlError(f"{path}: not UTF-8 text (byte {exc.start}). Re-save the file as UTF-8.") from exc
     rows: list[tuple[int, Any]] = []
     problems: list[str] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):  # not splitlines: JSON strings may hold U+2028 etc.
         if not line.strip():
             continue
         try:
