@@ -33,10 +33,16 @@ def _scale(args: argparse.Namespace, config, benchmark: str, dataset=None):
 
         def update(p):
             bar.update(task, completed=p.done + p.failed, total=p.total, description=_shard_line(p))
-        result = run_on_ray(config, benchmark, args.shards, dataset=dataset, resume=args.resume,
-                            address=args.address, shard_dir=args.shard_dir, worker_dir=args.worker_dir,
-                            max_retries=args.max_retries, cpus_per_shard=args.cpus_per_shard,
-                            on_progress=update)
+        try:
+            result = run_on_ray(config, benchmark, args.shards, dataset=dataset, resume=args.resume,
+                                address=args.address, shard_dir=args.shard_dir, worker_dir=args.worker_dir,
+                                max_retries=args.max_retries, cpus_per_shard=args.cpus_per_shard,
+                                on_progress=update)
+        except KeyboardInterrupt:
+            console.print("[yellow]Interrupted.[/] Every finished turn is in the shard stores; `deskbench "
+                          f"ray {'ntb' if benchmark == 'ntb' else 'run'} --store {config.store} --resume RUN` "
+                          "merges them and finishes the run (see `deskbench runs`).")
+            return None
     for m in result.merges:
         console.print(f"merged {m.line()}", highlight=False, soft_wrap=True)
     for e in result.errors:
@@ -54,6 +60,8 @@ def _resume_hint(config, run_id: str, n_failed: int, command: str) -> int:
 def cmd_ray_run(args: argparse.Namespace) -> int:
     config, dataset = run_config(args)
     result = _scale(args, config, "selfscore", dataset)
+    if result is None:
+        return 130
     rc = _finish(config, result.run_id, result.progress, None, args.out)
     unfinished = result.progress.total - result.progress.done
     return _resume_hint(config, result.run_id, unfinished, "ray run") if unfinished and not rc else rc
@@ -65,6 +73,8 @@ def cmd_ray_ntb(args: argparse.Namespace) -> int:
 
     config = ntb_config(args)
     result = _scale(args, config, "ntb")
+    if result is None:
+        return 130
     reader = StoreReader(config.store)
     files = export_run(reader, result.run_id, Path(args.out or Path(config.store).parent / result.run_id))
     print(text_tables(run_rows(reader, result.run_id)))

@@ -61,7 +61,24 @@ def test_ray_run_merged_equals_a_single_run_and_merging_again_changes_nothing(
     assert "0 changed" in capsys.readouterr().out
 
 
-def test_a_killed_shard_is_retried_and_resumes_from_its_store(local_ray, tmp_path, tasks_file):
+def killer(seen):
+    """A progress callback that kills shard 0's worker once, when it finished one interaction."""
+    killed = {}
+
+    def on_progress(p):
+        seen.append({k: dict(v) for k, v in p.shards.items()})
+        first = p.shards.get(0, {})
+        if not killed and first.get("done", 0) >= 1 and first.get("pid"):
+            os.kill(first["pid"], signal.SIGKILL)  # shard 0 dies in its second interaction
+            killed["pid"] = first["pid"]
+    on_progress.killed = killed
+    return on_progress
+
+
+@pytest.mark.parametrize("max_retries", [2, 0])
+def test_a_killed_shard_resumes_from_its_store(local_ray, tmp_path, tasks_file, max_retries, capsys):
+    """With retries Ray re-runs the shard, which resumes; without, the run is left incomplete
+    with what the shard stored, and ``ray run --resume`` finishes it."""
     responders = default_responder(solve_at=None)
     with FakeOpenAIServer(slow(responders, 0.1)) as server:
         single, single_id = single_run(tmp_path, tasks_file, server.base_url)
@@ -71,21 +88,28 @@ def test_a_killed_shard_is_retried_and_resumes_from_its_store(local_ray, tmp_pat
                  for r in ("agent", "user", "judge", "complexity", "extractor")}
         cfg = load_config(overrides={"store": str(tmp_path / "driver.sqlite"), "roles": flags,
                                      "run": {"limit": 3, "max_turns": 3, "concurrency": 1}})
-        killed, seen = {}, []
-
-        def on_progress(p):
-            seen.append({k: dict(v) for k, v in p.shards.items()})
-            first = p.shards.get(0, {})
-            if not killed and first.get("done", 0) >= 1 and first.get("pid"):
-                os.kill(first["pid"], signal.SIGKILL)  # shard 0 dies in its second interaction
-                killed["pid"] = first["pid"]
+        seen = []
+        on_progress = killer(seen)
         result = run_on_ray(cfg, "selfscore", 2, dataset=load_dataset(str(tasks_file)),
-                            max_retries=2, on_progress=on_progress, poll_s=0.1)
-    assert killed, "shard 0 finished before it could be killed; the test did not test anything"
-    last = seen[-1]
-    assert last[0]["attempts"] == 2 and last[0]["pid"] != killed["pid"] and last[1]["attempts"] == 1
-    assert result.errors == [] and result.progress.done == 3
-    merged = StoreReader(cfg.store)
+                            max_retries=max_retries, on_progress=on_progress, poll_s=0.1)
+        killed = on_progress.killed
+        assert killed, "shard 0 finished before it could be killed; the test did not test anything"
+        merged = StoreReader(cfg.store)
+        if max_retries:
+            last = seen[-1]
+            assert last[0]["attempts"] == 2 and last[0]["pid"] != killed["pid"] and last[1]["attempts"] == 1
+            assert result.errors == [] and result.progress.done == 3
+        else:
+            assert result.progress.done == 2 and merged.run(result.run_id)["status"] == "incomplete"
+            assert any("shard 0" in e for e in result.errors)
+            assert len(merged.turns(result.shards[0].interaction_ids[0])) == 3  # kept from the dead shard
+            assert main(["ray", "run", "--store", cfg.store, "--resume", result.run_id, "--quiet",
+                         "--out", str(tmp_path / "out")]) == 0
+            assert sorted(p.name for p in (tmp_path / "shards" / result.run_id).iterdir()
+                          if not p.name.endswith(("-wal", "-shm"))) == [
+                "shard-0.sqlite", "shard-0.sqlite.merged", "shard-1.sqlite.merged"]
+            merged = StoreReader(cfg.store)
+    assert merged.run(result.run_id)["status"] == "completed"
     assert snapshot(merged, result.run_id) == snapshot(single, single_id)
     assert figures(merged, result.run_id) == figures(single, single_id)
     # the interaction finished before the kill was not played again: at most the turn in flight was
