@@ -61,7 +61,7 @@ def cmd_call_local(args: argparse.Namespace) -> int:
     mic = Microphone(sd, args.mode)
     link = build_link(config.voice, config.store)
     print("Say what your problem is.")
-    first = first_message(sd, mic, link)
+    first = first_message(mic, link)
     if first is None:
         print("Hung up before the call started; nothing stored.")
         return 0

@@ -181,7 +181,7 @@ def call_dataset(question: str) -> Dataset:
     return Dataset("local-call", Path("local-call"), sha, [Task(f"call-{stamp}", question)])
 
 
-def first_message(sd, mic: Microphone, link: SpeechLink) -> tuple[np.ndarray, str] | None:
+def first_message(mic: Microphone, link: SpeechLink) -> tuple[np.ndarray, str] | None:
     """Record the caller's first message until it holds words; None if they hung up."""
     while True:
         samples = mic.listen()

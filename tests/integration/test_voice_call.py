@@ -1,0 +1,42 @@
+"""A simulated voice call on the real embedded model: the LLM caller and the agent talk
+through piper and Whisper for two turns; audio files, transcripts, measures and scores are
+stored. (A few minutes on 2 cores.)"""
+import asyncio
+import json
+from pathlib import Path
+
+from harness.batch import arun_selfscore
+from harness.compose import Runtime
+from harness.config import load_config
+from harness.datasets import load_dataset
+from harness.voice.audio import load_audio
+from harness.voice.report import voice_summary
+from store import StoreReader
+
+
+def test_two_turn_voice_call_on_the_embedded_model(tmp_path):
+    tasks = tmp_path / "calls.jsonl"
+    tasks.write_text(json.dumps({"id": "printer", "question": "My office printer says paper jam, "
+                                 "but there is no paper stuck inside. What should I do?"}) + "\n")
+    cfg = load_config(overrides={
+        "store": str(tmp_path / "s.sqlite"),
+        "run": {"limit": 1, "max_turns": 2, "concurrency": 1, "stop_on_solved": False},
+        "roles": {"agent": {"max_tokens": 90}, "user": {"max_tokens": 50}},
+        "voice": {"enabled": True}})
+    with Runtime(cfg) as runtime:
+        run_id, progress = asyncio.run(arun_selfscore(runtime, load_dataset(str(tasks))))
+    assert progress.failed == 0
+    reader = StoreReader(cfg.store)
+    turns = reader.turns(f"{run_id}:printer")
+    assert len(turns) == 2
+    for t in turns:
+        extra = json.loads(t["extra_json"])
+        for side in ("user", "agent"):
+            v = extra[side]["voice"]
+            assert v["heard_text"] == t[f"{side}_message"] and v["heard_text"].strip()
+            assert len(load_audio(Path(cfg.store).parent / v["audio"])) > 16000 * 0.5
+            assert v["stt_wer"] == v["tts_wer"] <= 0.35, (v["cleaned_text"], v["heard_text"])
+        assert extra["agent"]["voice"]["time_to_first_audio_ms"] > extra["agent"]["voice"]["respond_ms"]
+    assert "paper" in turns[0]["user_message"].lower()
+    assert reader.scores(run_id)[0]["figures"]["turns"] == 2
+    assert voice_summary(reader, run_id)["agent.respond_ms"]["n"] == 2
