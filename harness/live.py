@@ -18,7 +18,9 @@ Sessions are identified by an unguessable token; the app keeps only ids per brow
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import logging
 import json
 import threading
 import time
@@ -36,13 +38,17 @@ from graphs.protocols import Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
 from harness import prompts
 from harness.batch import StoreTurnSink, new_run, prepare_problem
+from harness.circuit import CircuitOpenError
 from harness.compose import Runtime, run_name
 from harness.datasets import Task
 from harness.figures import interaction_figures, score_row
 from harness.participants import PlainAgent, SimulatedUser
+from harness.retry import ModelCallError
 from harness.scoring import SCORER_VERSION
 from store import StoreReader, StoreWriter
 from store.live import LiveStore
+
+log = logging.getLogger(__name__)
 
 MODES = ("user", "agent")
 HUMAN_RATING_VERSION = "human-rating-v1"
@@ -282,8 +288,26 @@ class LiveSessions:
         first message and its judgment)."""
         async with self._locks[session_id]:
             sess = self._session(session_id)
-            await self._ensure_thread(sess, self._graph(sess["mode"], sess["agent"]))
+            async with self._model_failures(session_id):
+                await self._ensure_thread(sess, self._graph(sess["mode"], sess["agent"]))
         return await self.view(session_id)
+
+    @contextlib.asynccontextmanager
+    async def _model_failures(self, session_id: str):
+        """A model that fails for good (after its retries) or an open circuit breaker: the
+        turn in flight is dropped (nothing of it was stored) and the paused graph is rebuilt
+        from the store on the next message; the person is told to send again."""
+        try:
+            yield
+        except LiveError:
+            raise
+        except (ModelCallError, CircuitOpenError, Exception) as exc:
+            if not isinstance(exc, (ModelCallError, CircuitOpenError)):
+                log.exception("live session %s: a turn failed", session_id[:6])
+            self.checkpointer.delete_thread(session_id)
+            raise LiveError("The model did not answer (" + str(exc).splitlines()[0][:200] + "). "
+                            "Your conversation is kept up to the last answered message: send "
+                            "your message again in a moment.") from None
 
     def _thread(self, session_id: str) -> dict:
         return {"configurable": {"thread_id": session_id},
@@ -330,17 +354,18 @@ class LiveSessions:
             if sess["status"] != "active":
                 raise LiveError("This conversation has ended. Start a new one.")
             graph = self._graph(sess["mode"], sess["agent"])
-            await self._ensure_thread(sess, graph)
-            partial = ""
-            async for mode, chunk in graph.astream(Command(resume=resume), self._thread(session_id),
-                                                   stream_mode=["messages", "updates"]):
-                if mode != "messages":
-                    continue
-                msg, meta = chunk
-                if meta.get("langgraph_node") == "agent_turn" and isinstance(msg.content, str) \
-                        and msg.content:
-                    partial += msg.content
-                    yield LiveUpdate(partial=partial)
+            async with self._model_failures(session_id):
+                await self._ensure_thread(sess, graph)
+                partial = ""
+                async for mode, chunk in graph.astream(Command(resume=resume), self._thread(session_id),
+                                                       stream_mode=["messages", "updates"]):
+                    if mode != "messages":
+                        continue
+                    msg, meta = chunk
+                    if meta.get("langgraph_node") == "agent_turn" and isinstance(msg.content, str) \
+                            and msg.content:
+                        partial += msg.content
+                        yield LiveUpdate(partial=partial)
             snapshot = await graph.aget_state(self._thread(session_id))
             ended = not snapshot.next
             if ended:  # the graph ended: solved or max turns

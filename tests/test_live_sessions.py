@@ -201,3 +201,32 @@ async def test_a_participant_over_the_rate_limit_is_refused_and_nothing_is_store
     with pytest.raises(LiveError, match="too fast"):
         await send(live, view.session_id, "Again?")
     assert len((await live.view(view.session_id)).turns) == 1
+
+
+async def test_a_failing_model_keeps_the_conversation_and_asks_to_send_again(tmp_path):
+    failures = {"agent": 1}
+    base = default_responder(solve_at=None)
+
+    def responders(role):
+        inner = base(role)
+
+        def respond(messages, kwargs):
+            if role == "agent" and failures["agent"]:
+                failures["agent"] -= 1
+                err = RuntimeError("upstream said no")
+                err.status_code = 400  # not retryable: fails for good at once
+                return err
+            return inner(messages, kwargs)
+        return respond
+
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "app": {"max_turns": 4}})
+    runtime = Runtime(cfg, fake_factory(responders))
+    writer, reader = StoreWriter(cfg.store), StoreReader(cfg.store, must_exist=False)
+    live = LiveSessions(runtime, writer, reader)
+    view = await live.start(mode="user", question="Sound crackles.")
+    with pytest.raises(LiveError, match="send your message again"):
+        await send(live, view.session_id, "Sound crackles.")
+    assert (await live.view(view.session_id)).turns == []
+    view = (await send(live, view.session_id, "Sound crackles.")).pop().view
+    assert [t["user_message"] for t in view.turns] == ["Sound crackles."]
+    writer.close()
