@@ -115,7 +115,7 @@ def shard_task(spec: ShardSpec, seed: bytes, worker_dir: str | None, driver_node
     machine). Raises :class:`ShardIncomplete` when interactions failed, so Ray retries it."""
     ray = _ray()
     node = ray.get_runtime_context().get_node_id()
-    attempt = ray.get(board.started.remote(spec.index, node, os.getpid()))
+    board.started.remote(spec.index, node, os.getpid())  # not awaited: the board may still be starting
     work = Path(worker_dir) / spec.name if worker_dir else Path(spec.path)
     if not work.exists():
         work.parent.mkdir(parents=True, exist_ok=True)
@@ -133,7 +133,7 @@ def shard_task(spec: ShardSpec, seed: bytes, worker_dir: str | None, driver_node
     result = ShardResult(spec.index, node, str(work), progress.done, progress.failed, progress.turns,
                          None if here else work.read_bytes(), time.perf_counter() - started)
     board.report.remote(spec.index, {**_figures(progress), "state": "finished" if not progress.failed
-                                     else f"{progress.failed} failed after try {attempt}"})
+                                     else f"{progress.failed} failed"})
     if progress.failed:
         raise ShardIncomplete(f"shard {spec.index}: {progress.failed} interaction(s) failed", result)
     return result
@@ -207,9 +207,10 @@ def run_on_ray(config: Config, benchmark: str, shards: int, *, dataset: Dataset 
         seconds["ray_init"] = time.perf_counter() - t
     errors: list[str] = []
     try:
-        writer = StoreWriter(config.store)
-        writer.set_run_status(run_id, "running", f"sharded over {len(specs)} Ray task(s)")
-        writer.close()
+        if specs:
+            writer = StoreWriter(config.store)
+            writer.set_run_status(run_id, "running", f"sharded over {len(specs)} Ray task(s)")
+            writer.close()
         t = time.perf_counter()
         results = _run_tasks(ray, specs, worker_dir, max_retries, cpus_per_shard, base, on_progress,
                              poll_s, errors)

@@ -61,6 +61,16 @@ def test_ray_run_merged_equals_a_single_run_and_merging_again_changes_nothing(
     assert "0 changed" in capsys.readouterr().out
 
 
+def slow_when(needle, slow_responders, responders):
+    """``slow_responders`` for prompts that mention ``needle``, ``responders`` for the others."""
+    def for_role(role):
+        def respond(messages, body):
+            hit = any(needle in str(m.content) for m in messages)
+            return (slow_responders if hit else responders)(role)(messages, body)
+        return respond
+    return for_role
+
+
 def killer(seen):
     """A progress callback that kills shard 0's worker once, when it finished one interaction."""
     killed = {}
@@ -80,10 +90,11 @@ def test_a_killed_shard_resumes_from_its_store(local_ray, tmp_path, tasks_file, 
     """With retries Ray re-runs the shard, which resumes; without, the run is left incomplete
     with what the shard stored, and ``ray run --resume`` finishes it."""
     responders = default_responder(solve_at=None)
-    with FakeOpenAIServer(slow(responders, 0.1)) as server:
-        single, single_id = single_run(tmp_path, tasks_file, server.base_url)
-        n_single = len(server.requests)
-        server.requests.clear()
+    with FakeOpenAIServer(responders) as fast:
+        single, single_id = single_run(tmp_path, tasks_file, fast.base_url)
+        n_single = len(fast.requests)
+    # the same answers; the 'disk' conversation (shard 0's second) is slow, so the kill lands in it
+    with FakeOpenAIServer(slow_when("My disk is full", slow(responders, 0.4), responders)) as server:
         flags = {r: {"base_url": server.base_url, "model": f"{r}-fake"}
                  for r in ("agent", "user", "judge", "complexity", "extractor")}
         cfg = load_config(overrides={"store": str(tmp_path / "driver.sqlite"), "roles": flags,
