@@ -5,6 +5,7 @@ import json
 import os
 import pickle
 import signal
+import threading
 
 import pytest
 
@@ -15,7 +16,6 @@ from harness.config import load_config  # noqa: E402
 from harness.datasets import load_dataset  # noqa: E402
 from harness.scale_ray import ShardIncomplete, ShardResult, run_on_ray  # noqa: E402
 from store import StoreReader  # noqa: E402
-from tests.benchmarks.bench_ray import slow  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fakes import default_responder  # noqa: E402
 from tests.test_cli import role_flags  # noqa: E402
@@ -61,18 +61,20 @@ def test_ray_run_merged_equals_a_single_run_and_merging_again_changes_nothing(
     assert "0 changed" in capsys.readouterr().out
 
 
-def slow_when(needle, slow_responders, responders):
-    """``slow_responders`` for prompts that mention ``needle``, ``responders`` for the others."""
+def held_until(needle, gate, responders):
+    """``responders``, but a prompt that mentions ``needle`` is answered only once ``gate`` is set."""
     def for_role(role):
         def respond(messages, body):
-            hit = any(needle in str(m.content) for m in messages)
-            return (slow_responders if hit else responders)(role)(messages, body)
+            if any(needle in str(m.content) for m in messages):
+                gate.wait(120)
+            return responders(role)(messages, body)
         return respond
     return for_role
 
 
-def killer(seen):
-    """A progress callback that kills shard 0's worker once, when it finished one interaction."""
+def killer(seen, gate):
+    """A progress callback that kills shard 0's worker once, when it finished one interaction
+    (its second one is held at the endpoint until then), and then lets the endpoint answer."""
     killed = {}
 
     def on_progress(p):
@@ -81,6 +83,7 @@ def killer(seen):
         if not killed and first.get("done", 0) >= 1 and first.get("pid"):
             os.kill(first["pid"], signal.SIGKILL)  # shard 0 dies in its second interaction
             killed["pid"] = first["pid"]
+            gate.set()
     on_progress.killed = killed
     return on_progress
 
@@ -93,14 +96,15 @@ def test_a_killed_shard_resumes_from_its_store(local_ray, tmp_path, tasks_file, 
     with FakeOpenAIServer(responders) as fast:
         single, single_id = single_run(tmp_path, tasks_file, fast.base_url)
         n_single = len(fast.requests)
-    # the same answers; the 'disk' conversation (shard 0's second) is slow, so the kill lands in it
-    with FakeOpenAIServer(slow_when("My disk is full", slow(responders, 0.4), responders)) as server:
+    # the same answers; the 'disk' conversation (shard 0's second) waits for the kill
+    gate = threading.Event()
+    with FakeOpenAIServer(held_until("My disk is full", gate, responders)) as server:
         flags = {r: {"base_url": server.base_url, "model": f"{r}-fake"}
                  for r in ("agent", "user", "judge", "complexity", "extractor")}
         cfg = load_config(overrides={"store": str(tmp_path / "driver.sqlite"), "roles": flags,
                                      "run": {"limit": 3, "max_turns": 3, "concurrency": 1}})
         seen = []
-        on_progress = killer(seen)
+        on_progress = killer(seen, gate)
         result = run_on_ray(cfg, "selfscore", 2, dataset=load_dataset(str(tasks_file)),
                             max_retries=max_retries, on_progress=on_progress, poll_s=0.1)
         killed = on_progress.killed
