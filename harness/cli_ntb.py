@@ -35,8 +35,6 @@ def ntb_config(args: argparse.Namespace) -> Config:
 def cmd_ntb_run(args: argparse.Namespace) -> int:
     from harness.compose import Runtime
     from harness.ntb.batch import arun_ntb
-    from harness.ntb.report import export_run, run_rows, text_tables
-    from store import StoreReader
 
     config = ntb_config(args)
     console.print(f"[bold]deskbench[/] NoisyToolBench: store [cyan]{config.store}[/]")
@@ -54,17 +52,24 @@ def cmd_ntb_run(args: argparse.Namespace) -> int:
                 console.print("[yellow]Interrupted.[/] Every finished step is stored; resume with "
                               f"`deskbench ntb run --store {config.store} --resume RUN`.")
                 return 130
-    reader = StoreReader(config.store)
-    out_dir = Path(args.out) if args.out else Path(config.store).parent / run_id
-    files = export_run(reader, run_id, out_dir)
-    print(text_tables(run_rows(reader, run_id)))
-    print(f"Store:   {Path(config.store).resolve()}\nRun:     {run_id}\nExports: "
-          + ", ".join(str(f.resolve()) for f in files))
+    ntb_finish(config, run_id, args.out)
     if progress.failed:
         print(f"{progress.failed} case(s) failed; finish them with "
               f"`deskbench ntb run --store {config.store} --resume {run_id}`.")
         return 3
     return 0
+
+
+def ntb_finish(config: Config, run_id: str, out_dir: str | None) -> None:
+    """Export a finished run (cases.csv, transcripts, summary) and print its tables and paths."""
+    from harness.ntb.report import export_run, run_rows, text_tables
+    from store import StoreReader
+
+    reader = StoreReader(config.store)
+    files = export_run(reader, run_id, Path(out_dir) if out_dir else Path(config.store).parent / run_id)
+    print(text_tables(run_rows(reader, run_id)))
+    print(f"Store:   {Path(config.store).resolve()}\nRun:     {run_id}\nExports: "
+          + ", ".join(str(f.resolve()) for f in files))
 
 
 def cmd_ntb_export(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.cli import _finish, add_config_args, build_config, console, out, run_config
-from harness.cli_ntb import ntb_config
+from harness.cli_ntb import ntb_config, ntb_finish
 
 
 def _shard_line(p) -> str:
@@ -68,18 +68,11 @@ def cmd_ray_run(args: argparse.Namespace) -> int:
 
 
 def cmd_ray_ntb(args: argparse.Namespace) -> int:
-    from harness.ntb.report import export_run, run_rows, text_tables
-    from store import StoreReader
-
     config = ntb_config(args)
     result = _scale(args, config, "ntb")
     if result is None:
         return 130
-    reader = StoreReader(config.store)
-    files = export_run(reader, result.run_id, Path(args.out or Path(config.store).parent / result.run_id))
-    print(text_tables(run_rows(reader, result.run_id)))
-    print(f"Store:   {Path(config.store).resolve()}\nRun:     {result.run_id}\nExports: "
-          + ", ".join(str(f.resolve()) for f in files))
+    ntb_finish(config, result.run_id, args.out)
     unfinished = result.progress.total - result.progress.done
     return _resume_hint(config, result.run_id, unfinished, "ray ntb") if unfinished else 0
 
