@@ -7,6 +7,7 @@ never replaced by a default. Every attempt's raw output is kept.
 from __future__ import annotations
 
 import json
+import re
 from typing import Callable, Sequence, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphs.protocols import Judgment, LLMCall, Message, Problem
 from harness import prompts
 from harness.llm import RoleClient
-from harness.transcript import LABELS, render_conversation
+from harness.transcript import LABELS, _clip, render_conversation
 
 Score = Field(ge=1, le=10)
 Reason = Field(max_length=200)  # bounds the judge's output tokens (JSON-schema maxLength)
@@ -101,11 +102,28 @@ def _short_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+# Opening or closing tags of the prompts' own delimiters, however spaced or cased.
+_DELIMITER_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(prompts.DELIMITER_TAGS) + r")\b)", re.IGNORECASE)
+LATEST_MAX_CHARS = 3000  # the latest message is cut in the middle beyond this (its head and tail kept)
+
+
+def escape_judged_text(text: str) -> str:
+    """``text`` with every tag of the prompts' delimiters (``<conversation>``, ``</latest>``,
+    ...) defused as ``&lt;...``, so judged text can neither close the block it sits in nor open
+    a new one; all other text, code with ``<`` included, is left as it is."""
+    return _DELIMITER_TAG.sub(r"&lt;\1", text)
+
+
 def judge_messages(history: Sequence[Message], task: str) -> list[BaseMessage]:
-    """The conversation so far, the latest message on its own, then the task."""
-    *earlier, latest = history
+    """The conversation so far, the latest message on its own, then the task.
+
+    Judged text is escaped (:func:`escape_judged_text`) and bounded; the task, after it, is the
+    only instruction (the instruction hierarchy is stated in ``prompts.JUDGE_SYSTEM``).
+    """
+    *earlier, latest = [Message(m.role, escape_judged_text(m.content)) for m in history]
     text = (render_conversation(earlier) + "\n\n"
-            + prompts.LATEST_MESSAGE.format(label=LABELS[latest.role], text=latest.content)
+            + prompts.LATEST_MESSAGE.format(label=LABELS[latest.role],
+                                            text=_clip(latest.content, LATEST_MAX_CHARS))
             + "\n\n" + task)
     return [SystemMessage(prompts.JUDGE_SYSTEM), HumanMessage(text)]
 
@@ -129,7 +147,7 @@ class SelfScoreJudges:
 
     async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         statement = problem.problem_statement or problem.question
-        task = prompts.SOLVED_CHECK.format(problem=statement)
+        task = prompts.SOLVED_CHECK.format(problem=escape_judged_text(statement))
         return await self.judge.judge("solved", judge_messages(history, task),
                                       SolvedVerdict, lambda v: v.solved)
 
@@ -137,7 +155,7 @@ class SelfScoreJudges:
 async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:
     """Complexity (CT, EH, TK) of a problem from its summarized question."""
     messages = [SystemMessage(prompts.COMPLEXITY_SYSTEM),
-                HumanMessage(prompts.COMPLEXITY.format(summary=summary))]
+                HumanMessage(prompts.COMPLEXITY.format(summary=escape_judged_text(summary)))]
     return await judge.judge(
         "complexity", messages, ComplexityVerdict,
         lambda v: {"critical_thinking": v.critical_thinking, "error_handling": v.error_handling,
