@@ -25,7 +25,7 @@ def voice_run(tmp_path_factory):
     tasks.write_text(json.dumps({"id": "wifi/1", "question": "My laptop wifi drops every few minutes. 😞"}) + "\n")
     cfg = load_config(overrides={"store": str(tmp / "s.sqlite"),
                                  "run": {"limit": 1, "max_turns": 2, "concurrency": 1},
-                                 "voice": {"enabled": True, "telephone": True, "snr_db": 25}})
+                                 "voice": {"enabled": True, "telephone": True, "snr_db": 40}})
     run_id, progress = run_selfscore(cfg, load_dataset(str(tasks)),
                                      chat_models=fake_factory(default_responder(solve_at=None)))
     return cfg, run_id, progress
@@ -47,7 +47,7 @@ def test_call_stores_heard_transcripts_audio_and_measures(voice_run):
             assert len(heard) / 16000 == pytest.approx(v["audio_s"], rel=0.05)
             assert 0.0 <= v["stt_wer"] <= 0.5 and 0.0 <= v["tts_wer"] <= 0.5
             assert v["tts_ms"] > 0 and v["stt_ms"] > 0 and "tts_check_stt_ms" in v
-            assert v["channel"] == {"telephone": True, "snr_db": 25.0}
+            assert v["channel"] == {"telephone": True, "snr_db": 40.0}
         assert extra["agent"]["voice"]["spoken_text"].startswith("Step ")
         assert extra["agent"]["voice"]["time_to_first_audio_ms"] > extra["agent"]["voice"]["tts_first_audio_ms"]
     first = json.loads(turns[0]["extra_json"])["user"]["voice"]
