@@ -15,9 +15,9 @@ from harness.stackexchange import StackExchangeImportError, import_dump, write_t
 from harness.transcripts import TranscriptError, score_transcripts
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
+from tests.test_cli import role_flags as cli_role_flags
+from tests.test_stackexchange import _copy_dump
 
-ROLES = ("agent", "user", "judge", "complexity", "extractor")
-FIXTURE_DUMP = Path(__file__).parent / "fixtures" / "stackexchange_conlang_meta"
 BAD_ENCODINGS = {
     "latin-1": '{"id": "a", "question": "caf\u00e9 wifi"}\n'.encode("latin-1"),
     "UTF-16 with BOM": '{"id": "a", "question": "wifi"}\n'.encode("utf-16"),
@@ -31,10 +31,8 @@ def flat(text: str) -> str:
 
 
 def role_flags(url: str, **override: str) -> list[str]:
-    flags = []
-    for r in ROLES:
-        flags += ["--role", f"{r}.base_url={override.get(r, url)}", "--role", f"{r}.model={r}-fake"]
-    return flags
+    """Every role at the fake endpoint ``url``, except the roles given another base URL."""
+    return cli_role_flags(url) + [f for role, other in override.items() for f in ("--role", f"{role}.base_url={other}")]
 
 
 def store_rows(store: Path) -> dict[str, list]:
@@ -230,14 +228,6 @@ def test_selfscore_transcript_with_a_wrongly_typed_field(tmp_path):
 
 # --- importers ----------------------------------------------------------------------------
 
-def _copy_dump(tmp_path: Path) -> Path:
-    dump = tmp_path / "conlang.meta.stackexchange.com"
-    dump.mkdir()
-    for name in ("Posts.xml", "Comments.xml"):
-        (dump / name).write_bytes((FIXTURE_DUMP / name).read_bytes())
-    return dump
-
-
 @pytest.mark.parametrize("damage", ["latin-1", "binary", "empty", "utf-16 declared utf-8"])
 def test_damaged_dump_files_name_file_line_and_fix(tmp_path, damage):
     dump = _copy_dump(tmp_path)
@@ -271,5 +261,4 @@ def test_failed_import_on_the_cli_leaves_the_previous_task_file(tmp_path, capsys
     assert main(["import", "ubuntu-irc", str(irc), "--out", str(out)]) == 2
     assert "not UTF-8 text" in flat(capsys.readouterr().err)
     assert out.read_bytes() == earlier
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["conlang.meta.stackexchange.com", "tasks.jsonl",
-                                                          "threads.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["superuser.com", "tasks.jsonl", "threads.jsonl"]
