@@ -226,6 +226,7 @@ class SelfScoreBatch:
         and for a replay the original agent calls), so a resume needs nothing but the store.
         """
         cfg = self.config
+        self.runtime.check_models()
         kind = kind or ("human_baseline" if cfg.run.agent == "human" else "selfscore")
         tasks = dataset.tasks[cfg.run.offset: cfg.run.offset + cfg.run.limit]
         if not tasks:

@@ -300,6 +300,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         result = import_ubuntu_irc(args.path or DEFAULT_PATH)
     print(result.summary())
+    if not result.tasks:
+        hint = (f"lower --min-score (now {args.min_score})" if args.source == "stackexchange"
+                else "check the threads file")
+        raise ValueError(f"No question qualified, so {args.out} was not written: {hint}.")
     out = Path(args.out)
     n = write_tasks(result.tasks, out)
     print(f"Wrote {n} tasks (question, reference answer, human follow-ups and replies) to {out}")

@@ -42,6 +42,19 @@ class Runtime:
         model.disable_streaming = role != "agent"
         return model
 
+    def check_models(self) -> None:
+        """Assemble and verify every embedded model the roles use, so that a missing or broken
+        model is reported before a run stores anything (fast once assembled).
+
+        Raises:
+            ModelFileError: naming the model and the install command.
+        """
+        if self._chat_models != self._default_chat_model:
+            return  # the caller supplies the chat models (tests, other factories)
+        from harness.model_files import ensure_model
+        for model in {spec.model for spec in self.config.roles.values() if spec.embedded}:
+            ensure_model(model)
+
     def client(self, role: str) -> RoleClient:
         if role not in self._clients:
             spec = self.config.role(role)

@@ -9,6 +9,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall
 from harness import prompts
+from harness.judges import escape_judged_text
 from harness.llm import RoleClient
 from store import StoreReader, StoreWriter
 
@@ -17,7 +18,8 @@ def extraction_messages(kind: str, question: str) -> list[BaseMessage]:
     """The extractor's prompt for the ``summary`` or the ``problem`` of a question."""
     system, template = ((prompts.SUMMARY_SYSTEM, prompts.SUMMARY_PROMPT) if kind == "summary"
                         else (prompts.PROBLEM_SYSTEM, prompts.PROBLEM_PROMPT))
-    return [SystemMessage(system), HumanMessage(template.format(question=question))]
+    # the question is data inside the prompt's tags: it can neither close nor open them
+    return [SystemMessage(system), HumanMessage(template.format(question=escape_judged_text(question)))]
 
 
 async def preprocessed_text(kind: str, problem_id: str, question: str, extractor: RoleClient,

