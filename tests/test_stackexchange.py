@@ -222,5 +222,6 @@ def test_import_with_no_qualifying_question_writes_nothing_and_says_lower_min_sc
 
     out = tmp_path / "tasks.jsonl"
     assert main(["import", "stackexchange", str(DUMP), "--min-score", "100000", "--out", str(out)]) == 2
-    assert "lower --min-score (now 100000)" in " ".join(capsys.readouterr().out.split())
+    captured = capsys.readouterr()
+    assert "lower --min-score (now 100000)" in " ".join((captured.out + captured.err).split())
     assert not out.exists()
