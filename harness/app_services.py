@@ -33,6 +33,7 @@ class AppServices:
             secret, self.secret_generated = secrets.token_urlsafe(18), True
         self._secret = secret
         self.out_dir = Path(config.store).parent / "app"
+        self.app_url = f"http://{config.app.host}:{config.app.port}/"  # set by the UI at launch
         self.starts = RateLimiter(config.app.starts_per_minute_per_ip)
         self._free_pool = None
         self._free_pool_lock = threading.Lock()

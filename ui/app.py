@@ -326,25 +326,25 @@ def build_organiser(services: AppServices) -> None:
                 return (warn(exc), *([gr.update()] * (n_out - 1)))
         return wrapper
 
-    def create_study(name, dataset, limit, agents, mode, max_sessions, consent, request: gr.Request = None):
+    def create_study(name, dataset, limit, agents, mode, max_sessions, consent):
         spec = StudySpec(name=name, dataset=dataset, task_limit=int(limit) if limit else None,
                          agents=list(agents or []), mode=mode, max_sessions=int(max_sessions or 1),
                          consent=consent)
         study_id = studies.create(spec)
-        return (f"Study created. Participants join at **{study_link(request, study_id)}**",
-                studies_table(request))
+        return (f"Study created. Participants join at **{study_link(study_id)}**",
+                studies_table())
 
-    def study_link(request, study_id):
-        host = request.headers.get("host", "127.0.0.1:7860") if request else "127.0.0.1:7860"
-        return f"http://{host}/?study={study_id}"
+    def study_link(study_id):
+        """The app's address as launched (a host of 0.0.0.0 stands for this machine's address)."""
+        return f"{services.app_url.rstrip('/')}/?study={study_id}"
 
-    def studies_table(request=None):
+    def studies_table():
         rows = []
         for s in store.studies():
             sessions = store.sessions_of_study(s["id"])
             rows.append([s["id"], s["name"], s["config"]["mode"], ", ".join(s["config"]["agents"]),
                          len({x["participant_id"] for x in sessions}), len(sessions),
-                         sum(x["status"] == "ended" for x in sessions), study_link(request, s["id"])])
+                         sum(x["status"] == "ended" for x in sessions), study_link(s["id"])])
         return rows
 
     def list_runs():
@@ -505,4 +505,5 @@ def launch(services: AppServices, **kwargs) -> tuple[Any, str]:
     app, url, _ = demo.launch(server_name=cfg.host, server_port=cfg.port or None,
                               prevent_thread_lock=True, quiet=True, footer_links=[],
                               allowed_paths=[str(services.out_dir.resolve())], **kwargs)
+    services.app_url = url
     return demo, url

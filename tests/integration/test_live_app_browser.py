@@ -150,6 +150,7 @@ def test_person_answers_as_the_agent(app, browser):
 
 def test_organiser_pages_need_the_secret(app, browser):
     services, url = app
+    services.live.open(mode="user", question="A run to list: my screen is blank.")  # no model call
     page = browser.new_page()
     page.goto(url, wait_until="domcontentloaded")
     page.get_by_role("tab", name="Organiser").click()
@@ -165,3 +166,12 @@ def test_organiser_pages_need_the_secret(app, browser):
     page.locator("#show-runs").click()
     page.wait_for_function("document.querySelector('#runs').innerText.includes('live-')",
                            timeout=30_000)
+    # with the secret, an organiser creates a study and gets its link
+    page.get_by_text("Create a study").click()
+    page.get_by_label("Name", exact=True).fill("Organiser made")
+    page.get_by_role("button", name="Create study").click()
+    page.wait_for_function("document.querySelector('#organiser-status').innerText.includes('?study=')",
+                           timeout=30_000)
+    link = page.locator("#organiser-status").inner_text().split("join at ")[-1].strip()
+    assert link.startswith(url.rstrip("/")) and any(
+        s["name"] == "Organiser made" and link.endswith(s["id"]) for s in services.live.store.studies())
