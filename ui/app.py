@@ -114,24 +114,33 @@ def build_app(services: AppServices) -> gr.Blocks:
                 gr.update(visible=bool(study_id) and not joined), join_title, consent,
                 gr.update(visible=not study_id))
 
+    def refuse_in_study(ids: dict) -> None:
+        if ids.get("study"):
+            raise LiveError("Press 'Next conversation' (or join the study) first.")
+
+    def check_start_rate(request: gr.Request | None) -> None:
+        services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
+
+    async def start_free_user_session(ids: dict, request: gr.Request | None, first_message: str):
+        """A free session as the user: on the drawn task (if any) or on the first message."""
+        check_start_rate(request)
+        agent = ids.get("agent") or cfg.agents[0]
+        if ids.get("task", -1) >= 0:
+            task, dataset = services.free_task(ids["task"])
+            view = await live.start(mode="user", agent=agent, task=task, dataset=dataset.name,
+                                    dataset_sha256=dataset.sha256)
+        else:
+            view = await live.start(mode="user", agent=agent, question=first_message)
+        return view, {**ids, "session": view.session_id, "task": -1}
+
     async def on_send(text: str, ids: dict, request: gr.Request):
         ids = {**EMPTY_IDS, **(ids or {})}
         view = await current(ids)
         try:
             if view is None or view.status != "active":
-                if ids.get("study"):
-                    raise LiveError("Press 'Next conversation' (or join the study) first.")
+                refuse_in_study(ids)
                 yield (*outputs_for(view, ids, "Preparing the conversation ..."), text)
-                services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
-                if ids.get("task", -1) >= 0:
-                    task, dataset = services.free_task(ids["task"])
-                    view = await live.start(mode="user", agent=ids.get("agent") or cfg.agents[0],
-                                            task=task, dataset=dataset.name,
-                                            dataset_sha256=dataset.sha256)
-                else:
-                    view = await live.start(mode="user", agent=ids.get("agent") or cfg.agents[0],
-                                            question=text)
-                ids = {**ids, "session": view.session_id, "task": -1}
+                view, ids = await start_free_user_session(ids, request, text)
             shown = replace(view, messages=[*view.messages, Message(PERSON_ROLE[view.mode], text)])
             yield (*outputs_for(shown, ids, "The agent is answering ..." if view.mode == "user"
                                 else "The caller is answering ..."), "")
@@ -148,14 +157,9 @@ def build_app(services: AppServices) -> gr.Blocks:
         view = await current(ids)
         try:
             if view is None or view.status != "active":
-                if ids.get("study"):
-                    raise LiveError("Press 'Next conversation' (or join the study) first.")
+                refuse_in_study(ids)
                 yield (*outputs_for(view, ids, "Listening to your recording ..."), None)
-                question = await live.transcribe(audio)
-                services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
-                view = await live.start(mode="user", agent=ids.get("agent") or cfg.agents[0],
-                                        question=question)
-                ids = {**ids, "session": view.session_id, "task": -1}
+                view, ids = await start_free_user_session(ids, request, await live.transcribe(audio))
             yield (*outputs_for(view, ids, "Listening to your recording ..."), None)
             async for update in live.send_audio(view.session_id, audio, ids.get("participant") or None):
                 if update.view is None:
@@ -185,7 +189,7 @@ def build_app(services: AppServices) -> gr.Blocks:
         if mode == "user":
             return outputs_for(None, ids, "Type your first message and press Send.")
         try:
-            services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
+            check_start_rate(request)
             index = ids["task"] if ids.get("task", -1) >= 0 else secrets.randbelow(1 << 30)
             task, dataset = services.free_task(index)
             view = await live.start(mode="agent", agent=agent, task=task, dataset=dataset.name,
