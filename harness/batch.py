@@ -101,6 +101,12 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
+def history_from_turns(turns: Sequence[dict]) -> list[Message]:
+    """The conversation of stored turn rows, as the turn loop's history (for a resume)."""
+    return [m for t in turns for m in (Message("user", t["user_message"]),
+                                       Message("agent", t["agent_message"]))]
+
+
 def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str, dataset_sha256: str,
             prompt_version: str, scorer_version: str, source_run: str | None = None,
             run_id: str | None = None, problems: Sequence[dict] = (),
@@ -284,8 +290,7 @@ class SelfScoreBatch:
             turns = self.reader.turns(iid)
             stop = self._stop_reason_of_stored(turns)
             if stop is None:
-                history = [m for t in turns for m in (Message("user", t["user_message"]),
-                                                      Message("agent", t["agent_message"]))]
+                history = history_from_turns(turns)
                 state = initial_state(problem, history, len(turns) + 1, self.config.run.max_turns)
                 final = await graph.ainvoke(
                     state, {"recursion_limit": recursion_limit(self.config.run.max_turns)})

@@ -98,7 +98,11 @@ class Runtime:
         stored run's when re-judging)."""
         if self.config.run.agent in ("human", "replay"):
             return ScriptedAgent(replies, calls)
-        if self.config.run.agent == "rag":
+        return self.llm_agent(self.config.run.agent)
+
+    def llm_agent(self, kind: str) -> Agent:
+        """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``."""
+        if kind == "rag":
             from harness.rag import RagAgent
             return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k)
         return PlainAgent(self.client("agent"))

@@ -37,15 +37,16 @@ from langgraph.types import Command, interrupt
 from graphs.protocols import Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
 from harness import prompts
-from harness.batch import StoreTurnSink, new_run, prepare_problem
+from harness.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem
 from harness.circuit import CircuitOpenError
 from harness.compose import Runtime, run_name
 from harness.datasets import Task
 from harness.figures import interaction_figures, score_row
-from harness.participants import PlainAgent, SimulatedUser
+from harness.participants import SimulatedUser
 from harness.retry import ModelCallError
 from harness.scoring import SCORER_VERSION
 from store import StoreReader, StoreWriter
+from store.schema import StoreError
 from store.live import LiveStore
 
 log = logging.getLogger(__name__)
@@ -198,19 +199,12 @@ class LiveSessions:
         key = (mode, agent)
         if key not in self._graphs:
             if mode == "user":
-                user, helper = LiveUser(), self._agent(agent)
+                user, helper = LiveUser(), self.runtime.llm_agent(agent)
             else:
                 user, helper = SimulatedUser(self.runtime.client("user")), LiveAgent()
             self._graphs[key] = self.runtime.selfscore_graph(
                 user, helper, StoreTurnSink(self.writer), checkpointer=self.checkpointer)
         return self._graphs[key]
-
-    def _agent(self, agent: str):
-        if agent == "rag":
-            from harness.rag import RagAgent
-            return RagAgent(self.runtime.client("agent"), self.runtime.knowledge_base(),
-                            k=self.config.rag.k)
-        return PlainAgent(self.runtime.client("agent"))
 
     def run_for(self, study_id: str, mode: str, agent: str, dataset: str = "live",
                 dataset_sha256: str = "") -> str:
@@ -221,7 +215,7 @@ class LiveSessions:
         run_id = f"live-{study_id}-{mode}-{agent}"
         try:
             self.reader.run(run_id)
-        except Exception:  # StoreError: not there yet
+        except StoreError:  # not there yet
             cfg = self.config.model_copy(deep=True)
             cfg.run.agent = agent if mode == "user" else "human"
             cfg.run.max_turns = self.app.max_turns
@@ -301,7 +295,7 @@ class LiveSessions:
             yield
         except LiveError:
             raise
-        except (ModelCallError, CircuitOpenError, Exception) as exc:
+        except (CircuitOpenError, Exception) as exc:  # CircuitOpenError is a BaseException
             if not isinstance(exc, (ModelCallError, CircuitOpenError)):
                 log.exception("live session %s: a turn failed", session_id[:6])
             self.checkpointer.delete_thread(session_id)
@@ -328,9 +322,7 @@ class LiveSessions:
         row = self.store.interaction_with_problem(sess["interaction_id"])
         problem = await prepare_problem(self.runtime, self.reader, self.writer, row)
         turns = self.reader.turns(sess["interaction_id"])
-        history = [m for t in turns for m in (Message("user", t["user_message"]),
-                                              Message("agent", t["agent_message"]))]
-        async for _ in graph.astream(initial_state(problem, history, len(turns) + 1,
+        async for _ in graph.astream(initial_state(problem, history_from_turns(turns), len(turns) + 1,
                                                    self.app.max_turns), cfg):
             pass
 
@@ -520,21 +512,18 @@ class LiveSessions:
         """The session as the page shows it: stored turns plus a message still in flight."""
         sess = self._session(session_id, participant_id)
         turns = self.reader.turns(sess["interaction_id"])
-        messages = [m for t in turns for m in (Message("user", t["user_message"]),
-                                               Message("agent", t["agent_message"]))]
+        messages = history_from_turns(turns)
         awaiting = None
         if sess["status"] == "active":
+            # the person acts next; a paused graph lost in an app restart is rebuilt on the
+            # next message, and a paused one may hold a message not yet in a stored turn
+            awaiting = sess["mode"]
             snapshot = await self._graph(sess["mode"], sess["agent"]).aget_state(
                 self._thread(session_id))
-            if snapshot.next:
-                history = snapshot.values.get("history") or []
-                messages = list(history) if len(history) >= len(messages) else messages
-                awaiting = sess["mode"]
-            else:  # paused graph lost (app restarted): rebuilt on the next message
-                awaiting = sess["mode"]
-        problem = self.reader.problem(self.reader.interaction(sess["interaction_id"])["problem_id"])
-        interaction = self.reader.interaction(sess["interaction_id"])
-        scenario = None if sess["task_id"].startswith("live-") else problem["question"]
+            history = (snapshot.values.get("history") or []) if snapshot.next else []
+            if len(history) >= len(messages):
+                messages = list(history) or messages
+        row = self.store.interaction_with_problem(sess["interaction_id"])
+        scenario = None if sess["task_id"].startswith("live-") else row["question"]
         return SessionView(session_id, sess["mode"], sess["agent"], sess["status"], scenario,
-                           messages, awaiting, interaction.get("stop_reason"), turns,
-                           self.app.max_turns)
+                           messages, awaiting, row.get("stop_reason"), turns, self.app.max_turns)

@@ -66,8 +66,7 @@ def judge_scores(view: SessionView | None) -> str:
         return ""
     rows = [f"| {t['turn_index']} | {t['user_helpfulness']} | {t['agent_helpfulness']} | "
             f"{'yes' if t['solved'] else 'no'} |" for t in view.turns]
-    return "\n".join(["LLM judge | turn | user h. | agent h. | solved |", "|---|---|---|---|",
-                      *rows]).replace("LLM judge ", "", 1)
+    return "\n".join(["| turn | user h. | agent h. | solved |", "|---|---|---|---|", *rows])
 
 
 def warn(exc: Exception) -> str:
