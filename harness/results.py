@@ -108,16 +108,10 @@ def export_with_sessions(reader: StoreReader, live: LiveStore, run_id: str, out_
     """
     run = reader.run(run_id)
     paths = export_run(reader, run["id"], out_dir)
-    sessions = reader._rows(
-        "SELECT interaction_id, study_id, participant_id, mode, agent, task_id, status, created_at, "
-        "ended_at FROM live_sessions WHERE run_id=? ORDER BY created_at", (run["id"],))
+    sessions = live.sessions_for_export(run["id"])
     if sessions:
         write_jsonl(out_dir / "sessions.jsonl", sessions)
-        ratings = reader._rows(
-            "SELECT j.interaction_id, j.turn_index, j.kind, j.score, j.rater, j.created_at FROM "
-            "judgments j JOIN interactions i ON i.id=j.interaction_id WHERE i.run_id=? AND "
-            "j.kind LIKE 'human_%' ORDER BY j.interaction_id, j.turn_index", (run["id"],))
-        write_csv(out_dir / "human_ratings.csv", ratings)
+        write_csv(out_dir / "human_ratings.csv", live.human_ratings_of_run(run["id"]))
         paths += [out_dir / "sessions.jsonl", out_dir / "human_ratings.csv"]
     return paths
 

@@ -136,6 +136,18 @@ class LiveStore:
         return self._rows("SELECT * FROM judgments WHERE interaction_id=? ORDER BY turn_index, id",
                           (interaction_id,))
 
+    def sessions_for_export(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's sessions without their tokens (a token grants access to its session)."""
+        return self._rows(
+            "SELECT interaction_id, study_id, participant_id, mode, agent, task_id, status, "
+            "created_at, ended_at FROM live_sessions WHERE run_id=? ORDER BY created_at", (run_id,))
+
+    def human_ratings_of_run(self, run_id: str) -> list[dict[str, Any]]:
+        return self._rows(
+            "SELECT j.interaction_id, j.turn_index, j.kind, j.score, j.rater, j.created_at FROM "
+            "judgments j JOIN interactions i ON i.id=j.interaction_id WHERE i.run_id=? AND "
+            "j.kind LIKE 'human_%' ORDER BY j.interaction_id, j.turn_index", (run_id,))
+
     def human_vs_llm(self, run_id: str) -> list[dict[str, Any]]:
         """Per rated turn of a run: the human's and the LLM judge's helpfulness and solved."""
         return self._rows(
