@@ -59,6 +59,11 @@ class LiveError(ValueError):
     """Something a person did that the app refuses; the message says what and what to do."""
 
 
+def _anon(session_id: str) -> str:
+    """A stable name for a session that reveals nothing of its token (logs, free raters)."""
+    return "anon-" + hashlib.sha256(session_id.encode()).hexdigest()[:12]
+
+
 # -- input checks ---------------------------------------------------------------------------
 _KEEP_CONTROLS = {"\n", "\t"}
 
@@ -297,7 +302,7 @@ class LiveSessions:
             raise
         except (CircuitOpenError, Exception) as exc:  # CircuitOpenError is a BaseException
             if not isinstance(exc, (ModelCallError, CircuitOpenError)):
-                log.exception("live session %s: a turn failed", session_id[:6])
+                log.exception("live session %s: a turn failed", _anon(session_id))
             self.checkpointer.delete_thread(session_id)
             raise LiveError("The model did not answer (" + str(exc).splitlines()[0][:200] + "). "
                             "Your conversation is kept up to the last answered message: send "
@@ -480,8 +485,10 @@ class LiveSessions:
 
     # -- ratings ---------------------------------------------------------------------------
     def rate(self, session_id: str, turn_index: int, helpfulness: int | None, solved: bool | None,
-             rater: str, participant_id: str | None = None) -> None:
-        """A person's rating of one agent reply, stored beside the LLM judge's.
+             rater: str | None = None, participant_id: str | None = None) -> None:
+        """A person's rating of one agent reply, stored beside the LLM judge's. ``rater`` is
+        the participant's pseudonym; without one (a free session) it is ``anon-`` + a hash of
+        the session token, so exports never carry any part of a token.
 
         Raises:
             LiveError: a rating outside 1-10, no such turn, or nothing to rate.
@@ -494,6 +501,7 @@ class LiveSessions:
         if helpfulness is not None and not (isinstance(helpfulness, int) and 1 <= helpfulness <= 10):
             raise LiveError(f"Helpfulness must be a whole number from 1 to 10, not {helpfulness!r}.")
         iid = sess["interaction_id"]
+        rater = rater or _anon(session_id)
         if not any(t["turn_index"] == turn_index for t in self.reader.turns(iid)):
             raise LiveError(f"There is no reply {turn_index} to rate yet.")
         rows = []

@@ -230,3 +230,12 @@ async def test_a_failing_model_keeps_the_conversation_and_asks_to_send_again(tmp
     view = (await send(live, view.session_id, "Sound crackles.")).pop().view
     assert [t["user_message"] for t in view.turns] == ["Sound crackles."]
     writer.close()
+
+
+async def test_a_free_session_rater_is_named_without_any_part_of_the_token(live):
+    view = await live.start(mode="user", question="Trackpad freezes.")
+    await send(live, view.session_id, "Trackpad freezes.")
+    live.rate(view.session_id, 1, 5, None)
+    (rating,) = live.store.human_judgments(live.store.session(view.session_id)["interaction_id"])
+    assert rating["rater"].startswith("anon-")
+    assert not any(view.session_id[i:i + 6] in rating["rater"] for i in range(len(view.session_id) - 5))

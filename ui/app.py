@@ -25,6 +25,11 @@ EMPTY_IDS = {"session": "", "participant": "", "study": "", "task": -1}
 PERSON_ROLE = {"user": "user", "agent": "agent"}  # which side the person plays in each mode
 
 
+def with_defaults(ids: dict | None) -> dict:
+    """The browser's ids with every key present."""
+    return {**EMPTY_IDS, **(ids or {})}
+
+
 # -- rendering --------------------------------------------------------------------------------
 def chat_messages(view: SessionView | None, partial: str | None = None) -> list[dict[str, str]]:
     """The conversation as Gradio messages: the person's side on the right ("user")."""
@@ -95,7 +100,7 @@ def build_app(services: AppServices) -> gr.Blocks:
             return None
 
     async def on_load(ids: dict, request: gr.Request):
-        ids = {**EMPTY_IDS, **(ids or {})}
+        ids = with_defaults(ids)
         study_id = (request.query_params.get("study") or "").strip() if request else ""
         if study_id != ids.get("study"):
             ids = {**EMPTY_IDS, "study": study_id}
@@ -133,7 +138,7 @@ def build_app(services: AppServices) -> gr.Blocks:
         return view, {**ids, "session": view.session_id, "task": -1}
 
     async def on_send(text: str, ids: dict, request: gr.Request):
-        ids = {**EMPTY_IDS, **(ids or {})}
+        ids = with_defaults(ids)
         view = await current(ids)
         try:
             if view is None or view.status != "active":
@@ -152,7 +157,7 @@ def build_app(services: AppServices) -> gr.Blocks:
             yield (*outputs_for(view, ids, warn(exc)), text)
 
     async def on_send_audio(audio: str | None, ids: dict, request: gr.Request):
-        ids = {**EMPTY_IDS, **(ids or {})}
+        ids = with_defaults(ids)
         view = await current(ids)
         try:
             if view is None or view.status != "active":
@@ -169,7 +174,7 @@ def build_app(services: AppServices) -> gr.Blocks:
             yield (*outputs_for(view, ids, warn(exc)), None)
 
     async def on_draw(mode: str, agent: str, ids: dict):
-        ids = {**EMPTY_IDS, **(ids or {}), "agent": agent}
+        ids = {**with_defaults(ids), "agent": agent}
         index = secrets.randbelow(1 << 30)
         try:
             task, _ = services.free_task(index)
@@ -184,7 +189,7 @@ def build_app(services: AppServices) -> gr.Blocks:
         return tuple(out)
 
     async def on_start(mode: str, agent: str, ids: dict, request: gr.Request):
-        ids = {**EMPTY_IDS, **(ids or {}), "agent": agent}
+        ids = {**with_defaults(ids), "agent": agent}
         if mode == "user":
             return outputs_for(None, ids, "Type your first message and press Send.")
         try:
@@ -208,7 +213,7 @@ def build_app(services: AppServices) -> gr.Blocks:
         return view, {**ids, "session": session_id}
 
     async def on_join(code: str, agree: bool, ids: dict):
-        ids = {**EMPTY_IDS, **(ids or {})}
+        ids = with_defaults(ids)
         try:
             pid = studies.join(ids.get("study", ""), code, agree)
             ids = {**ids, "participant": pid, "session": ""}
@@ -218,7 +223,7 @@ def build_app(services: AppServices) -> gr.Blocks:
         return (*outputs_for(view, ids), gr.update(visible=False))
 
     async def on_next(ids: dict):
-        ids = {**EMPTY_IDS, **(ids or {})}
+        ids = with_defaults(ids)
         try:
             view, ids = await begin_study_session(ids)
         except LiveError as exc:
@@ -226,7 +231,7 @@ def build_app(services: AppServices) -> gr.Blocks:
         return outputs_for(view, ids)
 
     async def on_end(ids: dict):
-        ids = {**EMPTY_IDS, **(ids or {})}
+        ids = with_defaults(ids)
         try:
             view = await live.end(ids.get("session", ""), ids.get("participant") or None)
         except LiveError as exc:
@@ -234,14 +239,14 @@ def build_app(services: AppServices) -> gr.Blocks:
         return outputs_for(view, ids)
 
     async def on_rate(helpfulness: float, solved: str | None, ids: dict):
-        ids = {**EMPTY_IDS, **(ids or {})}
+        ids = with_defaults(ids)
         view = await current(ids)
         try:
             if view is None:
                 raise LiveError("There is no reply to rate yet.")
             live.rate(view.session_id, view.last_turn, int(helpfulness) if helpfulness else None,
                       None if solved is None else solved == "yes",
-                      rater=ids.get("participant") or f"anon-{view.session_id[:6]}",
+                      rater=ids.get("participant") or None,
                       participant_id=ids.get("participant") or None)
         except LiveError as exc:
             return outputs_for(view, ids, warn(exc))
@@ -472,7 +477,7 @@ def add_api(services: AppServices) -> None:
     @guard
     async def live_rate(session: str, turn: int, helpfulness: int, solved: bool) -> dict:
         """Rate the agent's reply of one turn (1-10) and say whether the problem is solved."""
-        live.rate(session, int(turn), int(helpfulness), bool(solved), rater=f"api-{session[:6]}")
+        live.rate(session, int(turn), int(helpfulness), bool(solved))
         return view_dict(await live.view(session))
 
     @guard
