@@ -30,6 +30,11 @@ def with_defaults(ids: dict | None) -> dict:
     return {**EMPTY_IDS, **(ids or {})}
 
 
+def check_start_rate(services: AppServices, request: gr.Request | None) -> None:
+    """New free sessions per client address (raises LiveError over the limit)."""
+    services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
+
+
 # -- rendering --------------------------------------------------------------------------------
 def chat_messages(view: SessionView | None, partial: str | None = None) -> list[dict[str, str]]:
     """The conversation as Gradio messages: the person's side on the right ("user")."""
@@ -122,12 +127,9 @@ def build_app(services: AppServices) -> gr.Blocks:
         if ids.get("study"):
             raise LiveError("Press 'Next conversation' (or join the study) first.")
 
-    def check_start_rate(request: gr.Request | None) -> None:
-        services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
-
     async def start_free_user_session(ids: dict, request: gr.Request | None, first_message: str):
         """A free session as the user: on the drawn task (if any) or on the first message."""
-        check_start_rate(request)
+        check_start_rate(services, request)
         agent = ids.get("agent") or cfg.agents[0]
         if ids.get("task", -1) >= 0:
             task, dataset = services.free_task(ids["task"])
@@ -193,7 +195,7 @@ def build_app(services: AppServices) -> gr.Blocks:
         if mode == "user":
             return outputs_for(None, ids, "Type your first message and press Send.")
         try:
-            check_start_rate(request)
+            check_start_rate(services, request)
             index = ids["task"] if ids.get("task", -1) >= 0 else secrets.randbelow(1 << 30)
             task, dataset = services.free_task(index)
             view = await live.start(mode="agent", agent=agent, task=task, dataset=dataset.name,
@@ -458,7 +460,7 @@ def add_api(services: AppServices) -> None:
     @guard
     async def live_start(question: str, agent: str = "plain", request: gr.Request = None) -> dict:
         """Start a free session as the user with your own problem (not yet sent)."""
-        services.starts.check(f"ip:{request.client.host if request and request.client else '?'}")
+        check_start_rate(services, request)
         return view_dict(await live.start(mode="user", agent=agent, question=question))
 
     @guard
