@@ -111,3 +111,17 @@ def test_broken_or_empty_audio_is_refused_and_nothing_is_stored(served, tmp_path
     assert services.reader.turns(sess["interaction_id"]) == []
     audio_dir = __import__("pathlib").Path(services.config.store).parent / "audio"
     assert not list(audio_dir.rglob(f"*{sess['interaction_id'].split(':')[-1]}*/*.wav"))
+
+
+def test_new_sessions_per_address_are_rate_limited(served):
+    from harness.live import RateLimiter
+
+    services, url = served
+    saved, services.starts = services.starts, RateLimiter(1)
+    try:
+        client = Client(url, verbose=False)
+        assert "error" not in client.predict("Fan is loud.", "plain", api_name="/live_start")
+        refused = client.predict("Fan is loud again.", "plain", api_name="/live_start")
+        assert "too fast" in refused["error"]
+    finally:
+        services.starts = saved
