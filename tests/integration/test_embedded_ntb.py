@@ -22,7 +22,9 @@ def test_one_case_per_category_on_the_embedded_model(tmp_path, capsys):
             if s["type"] == "call":
                 assert s["source"] in ("recorded", "response_example", "template", "llm_simulated", "error")
             if s["type"] == "ask":
-                assert isinstance(s["matched"], bool) and 0 <= s["similarity"] <= 1.0001
+                # cosine similarity: an unrelated question can score below zero
+                assert isinstance(s["matched"], bool) and -1.0001 <= s["similarity"] <= 1.0001
+                assert not s["matched"] or s["similarity"] >= s["threshold"]
     rows = [s["figures"] for s in reader.scores(run["id"], "noisytoolbench")]
     assert len(rows) == 4 and {r["category"] for r in rows} == {"IMKI", "IMR", "IwE", "IBTC"}
     for r in rows:
