@@ -169,6 +169,9 @@ class AppConfig(_Strict):
         "address needs room for everyone)")
     concurrency: int = Field(16, ge=1, le=1024, description="conversations served at once (Gradio queue)")
     max_turns: int = Field(20, ge=1, le=1000, description="turns of a live conversation")
+    idle_minutes: float = Field(
+        30.0, gt=0, le=10_080, description="a conversation untouched this long leaves memory; it is "
+        "rebuilt from the store when the person comes back")
 
 
 class VoiceConfig(_Strict):

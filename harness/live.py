@@ -198,6 +198,10 @@ class LiveSessions:
         self._runs: dict[tuple[str, str, str], str] = {}
         self._create_lock = threading.Lock()
         self._speech = None
+        self.clock = clock
+        self._touched: dict[str, float] = {}  # session -> last activity, while its graph is in memory
+        self._last_sweep = clock()
+        self._restored_unseen: set[str] = set()  # agent-mode sessions whose customer message was rewritten
 
     # -- graphs and runs -------------------------------------------------------------------
     def _graph(self, mode: str, agent: str):
@@ -289,7 +293,41 @@ class LiveSessions:
             sess = self._session(session_id)
             async with self._model_failures(session_id):
                 await self._ensure_thread(sess, self._graph(sess["mode"], sess["agent"]))
+            self._restored_unseen.discard(session_id)  # a new session: nothing was shown before
         return await self.view(session_id)
+
+    # -- memory: idle conversations leave it and are rebuilt from the store ----------------
+    def _touch(self, session_id: str) -> None:
+        now = self._touched[session_id] = self.clock()
+        if now - self._last_sweep >= 60.0:
+            self._last_sweep = now
+            self.evict_idle()
+
+    def evict_idle(self) -> list[str]:
+        """Drop the paused graphs of conversations idle for ``app.idle_minutes`` (none with a
+        turn in flight); returns their ids. Nothing stored is touched: the next message, or a
+        view of an agent-mode session, rebuilds the graph from the stored turns."""
+        cutoff = self.clock() - self.app.idle_minutes * 60.0
+        evicted = []
+        for session_id, last in list(self._touched.items()):
+            lock = self._locks.get(session_id)
+            if last > cutoff or (lock is not None and lock.locked()):
+                continue
+            self._forget(session_id)
+            evicted.append(session_id)
+        if evicted:
+            log.info("live sessions: %d idle conversation(s) left memory", len(evicted))
+        return evicted
+
+    def _forget(self, session_id: str) -> None:
+        self.checkpointer.delete_thread(session_id)
+        self._touched.pop(session_id, None)
+        self._locks.pop(session_id, None)
+        self.limiter.forget(session_id)
+
+    def in_memory(self) -> int:
+        """Conversations whose paused graph is held in memory."""
+        return sum(1 for spaces in self.checkpointer.storage.values() if any(spaces.values()))
 
     @contextlib.asynccontextmanager
     async def _model_failures(self, session_id: str):
@@ -318,18 +356,25 @@ class LiveSessions:
             raise LiveError("No such session for you. Start a new conversation.")
         return sess
 
-    async def _ensure_thread(self, sess: dict[str, Any], graph) -> None:
-        """Rebuild a session's paused graph from the store (after an app restart)."""
+    async def _ensure_thread(self, sess: dict[str, Any], graph) -> bool:
+        """Rebuild a session's paused graph from the store (after an app restart, or after it
+        left memory while idle); returns whether it was rebuilt. In mode ``agent`` a rebuild
+        has the simulated customer write its pending message anew, so the session is marked
+        until the person has been shown it (see :meth:`send`)."""
+        self._touch(sess["id"])
         cfg = self._thread(sess["id"])
         snapshot = await graph.aget_state(cfg)
         if snapshot.next:
-            return
+            return False
         row = self.store.interaction_with_problem(sess["interaction_id"])
         problem = await prepare_problem(self.runtime, self.reader, self.writer, row)
         turns = self.reader.turns(sess["interaction_id"])
         async for _ in graph.astream(initial_state(problem, history_from_turns(turns), len(turns) + 1,
                                                    self.app.max_turns), cfg):
             pass
+        if sess["mode"] == "agent":
+            self._restored_unseen.add(sess["id"])
+        return True
 
     async def send(self, session_id: str, text: Any, participant_id: str | None = None,
                    rate_key: str | None = None, voice: dict[str, Any] | None = None,
@@ -353,6 +398,13 @@ class LiveSessions:
             graph = self._graph(sess["mode"], sess["agent"])
             async with self._model_failures(session_id):
                 await self._ensure_thread(sess, graph)
+                if session_id in self._restored_unseen:
+                    # the customer's message was written anew: never store a reply to a
+                    # message the person has not read
+                    self._restored_unseen.discard(session_id)
+                    raise LiveError("This conversation was paused and has been restored; the "
+                                    "customer's latest message is shown again. Read it and send "
+                                    "your reply once more.")
                 partial = ""
                 async for mode, chunk in graph.astream(Command(resume=resume), self._thread(session_id),
                                                        stream_mode=["messages", "updates"]):
@@ -367,8 +419,6 @@ class LiveSessions:
             ended = not snapshot.next
             if ended:  # the graph ended: solved or max turns
                 await self._finish(sess, snapshot.values.get("stop_reason"))
-        if ended:
-            self._locks.pop(session_id, None)
         yield LiveUpdate(view=await self.view(session_id))
 
     # -- voice -----------------------------------------------------------------------------
@@ -462,7 +512,6 @@ class LiveSessions:
             sess = self._session(session_id, participant_id)
             if sess["status"] == "active":
                 await self._finish(sess, "user_ended" if sess["mode"] == "user" else "agent_ended")
-        self._locks.pop(session_id, None)
         return await self.view(session_id)
 
     async def _finish(self, sess: dict[str, Any], stop_reason: str | None) -> None:
@@ -480,8 +529,8 @@ class LiveSessions:
                    "task_id": sess["task_id"]}
             self.writer.replace_scores(run["id"], [score_row(
                 interaction_figures(self.reader, row, run["config"]), run)])
-        self.checkpointer.delete_thread(sess["id"])
-        self.limiter.forget(sess["id"])
+        self._forget(sess["id"])
+        self._restored_unseen.discard(sess["id"])
 
     # -- ratings ---------------------------------------------------------------------------
     def rate(self, session_id: str, turn_index: int, helpfulness: int | None, solved: bool | None,
@@ -523,11 +572,15 @@ class LiveSessions:
         messages = history_from_turns(turns)
         awaiting = None
         if sess["status"] == "active":
-            # the person acts next; a paused graph lost in an app restart is rebuilt on the
-            # next message, and a paused one may hold a message not yet in a stored turn
+            # the person acts next; a paused graph may hold a message not yet in a stored turn.
+            # One lost in an app restart or left idle is rebuilt on the next message, or now in
+            # mode agent, where the person must see the customer's message before answering.
             awaiting = sess["mode"]
-            snapshot = await self._graph(sess["mode"], sess["agent"]).aget_state(
-                self._thread(session_id))
+            graph = self._graph(sess["mode"], sess["agent"])
+            if sess["mode"] == "agent":
+                async with self._locks[session_id], self._model_failures(session_id):
+                    await self._ensure_thread(sess, graph)
+            snapshot = await graph.aget_state(self._thread(session_id))
             history = (snapshot.values.get("history") or []) if snapshot.next else []
             if len(history) >= len(messages):
                 messages = list(history) or messages

@@ -239,3 +239,82 @@ async def test_a_free_session_rater_is_named_without_any_part_of_the_token(live)
     (rating,) = live.store.human_judgments(live.store.session(view.session_id)["interaction_id"])
     assert rating["rater"].startswith("anon-")
     assert not any(view.session_id[i:i + 6] in rating["rater"] for i in range(len(view.session_id) - 5))
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def idle_live(tmp_path):
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
+                                 "app": {"max_turns": 6, "messages_per_minute": 100, "idle_minutes": 30}})
+    runtime = Runtime(cfg, fake_factory(default_responder(solve_at=None)))
+    writer, reader = StoreWriter(cfg.store), StoreReader(cfg.store, must_exist=False)
+    clock = FakeClock()
+    sessions = LiveSessions(runtime, writer, reader, clock=clock)
+    yield sessions, clock
+    writer.close()
+    runtime.close()
+
+
+async def test_idle_conversations_leave_memory_and_continue_from_the_store(idle_live):
+    live, clock = idle_live
+    idle = await live.start(mode="user", question="Wi-Fi drops every hour.")
+    await send(live, idle.session_id, "Wi-Fi drops every hour.")
+    clock.now += 20 * 60
+    busy = await live.start(mode="user", question="Keyboard repeats keys.")
+    await send(live, busy.session_id, "Keyboard repeats keys.")
+    assert live.in_memory() == 2
+    clock.now += 11 * 60  # the first: 31 minutes idle; the second: 11
+    assert live.evict_idle() == [idle.session_id]
+    assert live.in_memory() == 1
+    # the person comes back: the view is the stored one, and the next message continues it
+    view = await live.view(idle.session_id)
+    assert view.status == "active" and [t["turn_index"] for t in view.turns] == [1]
+    view = (await send(live, idle.session_id, "It happened again.")).pop().view
+    assert [t["user_message"] for t in view.turns] == ["Wi-Fi drops every hour.", "It happened again."]
+    assert live.in_memory() == 2
+    # ending frees the memory at once
+    await live.end(idle.session_id)
+    await live.end(busy.session_id)
+    assert live.in_memory() == 0 and live.evict_idle() == []
+
+
+async def test_sweeps_run_as_people_send_and_spare_a_turn_in_flight(idle_live):
+    live, clock = idle_live
+    old = await live.start(mode="user", question="Printer jams.")
+    clock.now += 31 * 60
+    async with live._locks[old.session_id]:  # a turn of the old session is in flight
+        assert live.evict_idle() == []
+    new = await live.start(mode="user", question="Mouse lags.")  # activity sweeps the idle one
+    assert live.in_memory() == 1
+    await send(live, new.session_id, "Mouse lags.")
+    view = (await send(live, old.session_id, "Printer jams.")).pop().view
+    assert [t["user_message"] for t in view.turns] == ["Printer jams."]
+
+
+async def test_a_restored_agent_session_never_stores_a_reply_to_an_unread_message(idle_live, tasks_file):
+    live, clock = idle_live
+    task = load_dataset(str(tasks_file)).tasks[0]
+    view = await live.start(mode="agent", task=task, dataset="tasks")
+    await send(live, view.session_id, "Restart the router, please.")
+    clock.now += 31 * 60
+    assert live.evict_idle() == [view.session_id]
+    # the person's page still shows the old customer message: the reply is refused, nothing
+    # is stored, and the customer's message written anew is shown
+    with pytest.raises(LiveError, match="restored"):
+        await send(live, view.session_id, "Did that help?")
+    shown = await live.view(view.session_id)
+    assert len(shown.turns) == 1 and shown.messages[-1].role == "user"
+    view = (await send(live, view.session_id, "Did that help?")).pop().view
+    assert [t["agent_message"] for t in view.turns] == ["Restart the router, please.", "Did that help?"]
+    # a person who reloads the page sees the rewritten message before answering
+    clock.now += 31 * 60
+    live.evict_idle()
+    reloaded = await live.view(view.session_id)
+    assert reloaded.messages[-1].role == "user" and len(reloaded.messages) == 5
