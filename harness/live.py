@@ -311,19 +311,34 @@ class LiveSessions:
         evicted = []
         for session_id, last in list(self._touched.items()):
             lock = self._locks.get(session_id)
-            if last > cutoff or (lock is not None and lock.locked()):
-                continue
-            self._forget(session_id)
-            evicted.append(session_id)
+            if last <= cutoff and (lock is None or not lock.locked()):
+                evicted.append(session_id)
         if evicted:
+            self._forget(*evicted)
             log.info("live sessions: %d idle conversation(s) left memory", len(evicted))
         return evicted
 
-    def _forget(self, session_id: str) -> None:
-        self.checkpointer.delete_thread(session_id)
-        self._touched.pop(session_id, None)
-        self._locks.pop(session_id, None)
-        self.limiter.forget(session_id)
+    def _forget(self, *session_ids: str) -> None:
+        """Drop these sessions' paused graphs, locks and rate-limit entries."""
+        self._delete_threads(set(session_ids))
+        for session_id in session_ids:
+            self._touched.pop(session_id, None)
+            self._locks.pop(session_id, None)
+            self.limiter.forget(session_id)
+
+    def _delete_threads(self, thread_ids: set[str]) -> None:
+        """``InMemorySaver.delete_thread`` for many threads in one pass: it scans every
+        thread's writes and blobs per call, so a sweep of n idle threads would cost n^2."""
+        saver = self.checkpointer
+        if len(thread_ids) == 1 or not all(hasattr(saver, a) for a in ("storage", "writes", "blobs")):
+            for thread_id in thread_ids:
+                saver.delete_thread(thread_id)
+            return
+        for thread_id in thread_ids:
+            saver.storage.pop(thread_id, None)
+        for table in (saver.writes, saver.blobs):
+            for key in [k for k in table if k[0] in thread_ids]:
+                del table[key]
 
     def in_memory(self) -> int:
         """Conversations whose paused graph is held in memory."""

@@ -318,3 +318,23 @@ async def test_a_restored_agent_session_never_stores_a_reply_to_an_unread_messag
     live.evict_idle()
     reloaded = await live.view(view.session_id)
     assert reloaded.messages[-1].role == "user" and len(reloaded.messages) == 5
+
+
+async def test_one_sweep_drops_many_idle_conversations_and_keeps_the_others_intact(idle_live):
+    live, clock = idle_live
+    idle = []
+    for problem in ("Printer jams.", "Mouse lags.", "Screen flickers."):
+        view = await live.start(mode="user", question=problem)
+        await send(live, view.session_id, problem)
+        idle.append(view.session_id)
+    clock.now += 40 * 60
+    kept = await live.start(mode="user", question="Fan is loud.")  # this start sweeps the rest
+    await send(live, kept.session_id, "Fan is loud.")
+    assert live.in_memory() == 1 and live.evict_idle() == []
+    saver = live.checkpointer
+    assert not any(k[0] in idle for table in (saver.writes, saver.blobs) for k in table)
+    graph = live._graph("user", "plain")
+    assert (await graph.aget_state(live._thread(kept.session_id))).next  # still paused, not rebuilt
+    for session_id in idle:
+        view = (await send(live, session_id, "Any news?")).pop().view
+        assert [t["turn_index"] for t in view.turns] == [1, 2]
