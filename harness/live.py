@@ -549,25 +549,39 @@ class LiveSessions:
 
     # -- ratings ---------------------------------------------------------------------------
     def rate(self, session_id: str, turn_index: int, helpfulness: int | None, solved: bool | None,
-             rater: str | None = None, participant_id: str | None = None) -> None:
+             rater: str | None = None, participant_id: str | None = None,
+             naturalness: int | None = None, comprehensibility: int | None = None) -> None:
         """A person's rating of one agent reply, stored beside the LLM judge's. ``rater`` is
         the participant's pseudonym; without one (a free session) it is ``anon-`` + a hash of
-        the session token, so exports never carry any part of a token.
+        the session token, so exports never carry any part of a token. ``naturalness`` and
+        ``comprehensibility`` (1-5, a mean-opinion-score scale) rate a spoken reply's voice.
 
         Raises:
-            LiveError: a rating outside 1-10, no such turn, or nothing to rate.
+            LiveError: a rating outside its scale, no such turn, a voice rating of a reply that
+                was not spoken, or nothing to rate.
         """
         sess = self._session(session_id, participant_id)
         if sess["mode"] != "user":
             raise LiveError("Ratings are for the agent's replies; in this session you are the agent.")
-        if helpfulness is None and solved is None:
+        voice = {"naturalness": naturalness, "comprehensibility": comprehensibility}
+        if helpfulness is None and solved is None and not any(v is not None for v in voice.values()):
             raise LiveError("Choose a helpfulness score (1-10) or whether the problem is solved.")
         if helpfulness is not None and not (isinstance(helpfulness, int) and 1 <= helpfulness <= 10):
             raise LiveError(f"Helpfulness must be a whole number from 1 to 10, not {helpfulness!r}.")
+        for name, value in voice.items():
+            if value is not None and not (isinstance(value, int) and 1 <= value <= 5):
+                raise LiveError(f"The voice's {name} must be a whole number from 1 (bad) to 5 "
+                                f"(excellent), not {value!r}.")
         iid = sess["interaction_id"]
         rater = rater or _anon(session_id)
-        if not any(t["turn_index"] == turn_index for t in self.reader.turns(iid)):
+        turn = next((t for t in self.reader.turns(iid) if t["turn_index"] == turn_index), None)
+        if turn is None:
             raise LiveError(f"There is no reply {turn_index} to rate yet.")
+        if any(v is not None for v in voice.values()):
+            spoken = (json.loads(turn["extra_json"] or "{}").get("agent") or {}).get("voice") or {}
+            if not spoken.get("audio"):
+                raise LiveError(f"Reply {turn_index} was not spoken, so its voice cannot be rated; "
+                                "rate its helpfulness instead.")
         rows = []
         base = {"interaction_id": iid, "turn_index": turn_index, "model": "human",
                 "prompt_version": HUMAN_RATING_VERSION, "rater": rater, "attempts": 1}
@@ -577,6 +591,10 @@ class LiveSessions:
         if solved is not None:
             rows.append({**base, "kind": "human_solved", "score": int(bool(solved)),
                          "parsed_json": json.dumps({"solved": bool(solved)})})
+        for name, value in voice.items():
+            if value is not None:
+                rows.append({**base, "kind": f"human_tts_{name}", "score": value,
+                             "parsed_json": json.dumps({name: value})})
         self.store.save_human_judgments(rows)
 
     # -- reading ---------------------------------------------------------------------------

@@ -92,6 +92,14 @@ def test_spoken_message_through_the_api_is_transcribed_stored_and_answered_aloud
     assert (root / extra["user"]["voice"]["audio"]).stat().st_size > 1000
     assert (root / extra["agent"]["voice"]["audio"]).stat().st_size > 1000
     assert extra["user"]["voice"]["stt_ms"] > 0 and extra["agent"]["voice"]["tts_ms"] > 0
+    # the spoken reply's voice is rated (1-5) beside its helpfulness
+    rated = client.predict(view["session"], 1, 8, False, 4, 5, api_name="/live_rate")
+    assert "error" not in rated, rated
+    kinds = {j["kind"]: j["score"] for j in services.live.store.human_judgments(sess["interaction_id"])}
+    assert kinds == {"human_agent_helpfulness": 8, "human_solved": 0, "human_tts_naturalness": 4,
+                     "human_tts_comprehensibility": 5}
+    assert "from 1 (bad) to 5" in client.predict(view["session"], 1, 8, False, 9, None,
+                                                 api_name="/live_rate")["error"]
 
 
 @pytest.mark.parametrize("name, message", [("truncated.webm", "audio"), ("empty.wav", "empty")])

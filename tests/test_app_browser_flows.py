@@ -59,3 +59,28 @@ def test_an_empty_message_is_refused_on_the_page(page):
     field(page, "message").fill("   ")
     page.locator("#send").click()
     assert "empty" in wait_status(page, "⚠️", 30)
+
+
+def test_a_spoken_message_is_answered_aloud_and_its_voice_rated_on_the_page(page):
+    from tests.test_app_api import FIXTURES
+    page, services = page
+    page.locator("#start").click()  # a new free session: the first message will be spoken
+    wait_status(page, "Type your first message", 30)
+    mic = page.locator("#mic")
+    mic.get_by_role("button", name="Upload file").click(timeout=30_000)  # no microphone here
+    # a WAV: Playwright labels .webm as video/webm, which the audio input's file filter refuses
+    # (a recording made in the browser is sent as audio/webm; the API tests upload one)
+    mic.locator("input[type=file]").set_input_files(str(FIXTURES / "restart-printer.wav"))
+    mic.locator("[data-testid^=audio-player]").wait_for(state="attached", timeout=30_000)  # uploaded
+    page.locator("#send-voice").click()
+    wait_status(page, "Turn 2", 120)
+    assert "restart the printer" in page.locator("#chat").inner_text().lower()
+    page.locator("#voice-rating").wait_for(state="visible", timeout=30_000)
+    page.locator("#naturalness").get_by_text("4 good").click()
+    page.locator("#comprehensibility").get_by_text("5 excellent").click()
+    page.locator("#rate").click()
+    wait_status(page, "rating of reply 1 is saved", 30)
+    (run,) = [r for r in services.reader.runs() if r["kind"] == "live"]
+    last = services.reader.interactions(run["id"])[-1]
+    kinds = {j["kind"]: j["score"] for j in services.live.store.human_judgments(last["id"])}
+    assert kinds["human_tts_naturalness"] == 4 and kinds["human_tts_comprehensibility"] == 5

@@ -338,3 +338,29 @@ async def test_one_sweep_drops_many_idle_conversations_and_keeps_the_others_inta
     for session_id in idle:
         view = (await send(live, session_id, "Any news?")).pop().view
         assert [t["turn_index"] for t in view.turns] == [1, 2]
+
+
+async def test_a_spoken_reply_can_be_rated_for_its_voice_and_a_written_one_cannot(live):
+    from harness.voice.report import voice_lines, voice_summary
+
+    view = await live.start(mode="user", question="Printer offline.")
+    await send(live, view.session_id, "Printer offline.")
+    iid = live.store.session(view.session_id)["interaction_id"]
+    with pytest.raises(LiveError, match="was not spoken"):
+        live.rate(view.session_id, 1, None, None, naturalness=4)
+    # the app's voice path records the spoken reply's audio on the turn (send_audio)
+    live.store.merge_turn_extra(iid, 1, "agent", {"voice": {"audio": "audio/x/1-agent.wav"}})
+    for bad in (0, 6, 2.5):
+        with pytest.raises(LiveError, match="from 1 \\(bad\\) to 5"):
+            live.rate(view.session_id, 1, None, None, comprehensibility=bad)
+    assert live.store.human_judgments(iid) == []
+    live.rate(view.session_id, 1, None, None, naturalness=4, comprehensibility=5)
+    live.rate(view.session_id, 1, 7, None, naturalness=3)  # a re-rating replaces the earlier one
+    kinds = {j["kind"]: j["score"] for j in live.store.human_judgments(iid)}
+    assert kinds == {"human_agent_helpfulness": 7, "human_tts_naturalness": 3,
+                     "human_tts_comprehensibility": 5}
+    summary = voice_summary(live.reader, live.store.session(view.session_id)["run_id"])
+    assert summary["people.naturalness"] == {"n": 1, "mean": 3.0, "p50": 3.0, "p95": 3.0}
+    assert summary["people.comprehensibility"]["mean"] == 5.0
+    lines = voice_lines(live.reader, live.store.session(view.session_id)["run_id"])
+    assert any(line.startswith("| people | naturalness | 1 | 3.00") for line in lines)

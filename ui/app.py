@@ -8,6 +8,7 @@ session again.
 from __future__ import annotations
 
 import functools
+import json
 import secrets
 from dataclasses import replace
 from pathlib import Path
@@ -79,6 +80,14 @@ def judge_scores(view: SessionView | None) -> str:
     return "\n".join(["| turn | user h. | agent h. | solved |", "|---|---|---|---|", *rows])
 
 
+def last_reply_spoken(view: SessionView | None) -> bool:
+    """Whether the agent's latest stored reply was spoken (its voice can be rated)."""
+    if view is None or not view.turns:
+        return False
+    extra = json.loads(view.turns[-1].get("extra_json") or "{}")
+    return bool(((extra.get("agent") or {}).get("voice") or {}).get("audio"))
+
+
 def warn(exc: Exception) -> str:
     return f"⚠️ {exc}"
 
@@ -93,7 +102,9 @@ def build_app(services: AppServices) -> gr.Blocks:
         in_study = bool(ids.get("study"))
         next_visible = bool(view and view.status != "active" and in_study)
         return (chat_messages(view, partial), note or status_line(view), scenario_text(view),
-                gr.update(visible=rate_visible), gr.update(visible=next_visible),
+                gr.update(visible=rate_visible),
+                gr.update(visible=rate_visible and last_reply_spoken(view)),
+                gr.update(visible=next_visible),
                 judge_scores(view) if show_scores else "", ids)
 
     async def current(ids: dict) -> SessionView | None:
@@ -192,7 +203,8 @@ def build_app(services: AppServices) -> gr.Blocks:
 
     async def on_start(mode: str, agent: str, ids: dict, request: gr.Request):
         ids = {**with_defaults(ids), "agent": agent}
-        if mode == "user":
+        if mode == "user":  # a new conversation (on the drawn task, if any) begins with Send
+            ids = {**ids, "session": ""}
             return outputs_for(None, ids, "Type your first message and press Send.")
         try:
             check_start_rate(services, request)
@@ -240,7 +252,8 @@ def build_app(services: AppServices) -> gr.Blocks:
             return outputs_for(None, ids, warn(exc))
         return outputs_for(view, ids)
 
-    async def on_rate(helpfulness: float, solved: str | None, ids: dict):
+    async def on_rate(helpfulness: float, solved: str | None, naturalness: int | None,
+                      comprehensibility: int | None, ids: dict):
         ids = with_defaults(ids)
         view = await current(ids)
         try:
@@ -249,7 +262,9 @@ def build_app(services: AppServices) -> gr.Blocks:
             live.rate(view.session_id, view.last_turn, int(helpfulness) if helpfulness else None,
                       None if solved is None else solved == "yes",
                       rater=ids.get("participant") or None,
-                      participant_id=ids.get("participant") or None)
+                      participant_id=ids.get("participant") or None,
+                      **({"naturalness": naturalness, "comprehensibility": comprehensibility}
+                         if last_reply_spoken(view) else {}))
         except LiveError as exc:
             return outputs_for(view, ids, warn(exc))
         return outputs_for(view, ids, f"Thank you: your rating of reply {view.last_turn} is saved.")
@@ -289,6 +304,12 @@ def build_app(services: AppServices) -> gr.Blocks:
                     solved = gr.Radio([("Solved", "yes"), ("Not solved yet", "no")],
                                       label="Is your problem solved?", elem_id="solved")
                     rate_btn = gr.Button("Save rating", elem_id="rate")
+                with gr.Row(visible=False, elem_id="voice-rating") as voice_rate_row:
+                    scale = [("1 bad", 1), ("2 poor", 2), ("3 fair", 3), ("4 good", 4), ("5 excellent", 5)]
+                    naturalness = gr.Radio(scale, label="How natural did the spoken reply sound?",
+                                           elem_id="naturalness")
+                    comprehensibility = gr.Radio(scale, label="How easy was it to understand?",
+                                                 elem_id="comprehensibility")
                 with gr.Row():
                     mic = gr.Audio(sources=["microphone", "upload"], type="filepath",
                                    label="Or speak your message", elem_id="mic")
@@ -301,7 +322,7 @@ def build_app(services: AppServices) -> gr.Blocks:
             with gr.Tab("Organiser", id="organiser"):
                 build_organiser(services)
 
-        session_outputs = [chat, status, scenario, rate_row, next_btn, judge_md, ids]
+        session_outputs = [chat, status, scenario, rate_row, voice_rate_row, next_btn, judge_md, ids]
         demo.load(on_load, [ids], [*session_outputs, join_box, join_title, consent, free_box])
         send_event = dict(fn=on_send, inputs=[msg, ids], outputs=[*session_outputs, msg],
                           concurrency_limit=cfg.concurrency, api_visibility="private")
@@ -315,7 +336,8 @@ def build_app(services: AppServices) -> gr.Blocks:
                        api_visibility="private")
         next_btn.click(on_next, [ids], session_outputs, api_visibility="private")
         end_btn.click(on_end, [ids], session_outputs, api_visibility="private")
-        rate_btn.click(on_rate, [helpfulness, solved, ids], session_outputs, api_visibility="private")
+        rate_btn.click(on_rate, [helpfulness, solved, naturalness, comprehensibility, ids], session_outputs,
+                       api_visibility="private")
         add_api(services)
     demo.queue(default_concurrency_limit=cfg.concurrency)
     return demo
@@ -477,9 +499,13 @@ def add_api(services: AppServices) -> None:
         return view_dict(await live.view(session))
 
     @guard
-    async def live_rate(session: str, turn: int, helpfulness: int, solved: bool) -> dict:
-        """Rate the agent's reply of one turn (1-10) and say whether the problem is solved."""
-        live.rate(session, int(turn), int(helpfulness), bool(solved))
+    async def live_rate(session: str, turn: int, helpfulness: int, solved: bool,
+                        naturalness: int | None = None, comprehensibility: int | None = None) -> dict:
+        """Rate the agent's reply of one turn (1-10) and say whether the problem is solved; a
+        spoken reply's voice may also be rated for naturalness and comprehensibility (1-5)."""
+        live.rate(session, int(turn), int(helpfulness), bool(solved),
+                  naturalness=None if naturalness is None else int(naturalness),
+                  comprehensibility=None if comprehensibility is None else int(comprehensibility))
         return view_dict(await live.view(session))
 
     @guard

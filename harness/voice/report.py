@@ -41,10 +41,25 @@ def summarize_measures(values: dict[str, list[float]]) -> dict[str, dict[str, fl
     return out
 
 
+# people's ratings of spoken replies in the live app (1-5, a mean-opinion-score scale)
+RATINGS = {"human_tts_naturalness": "people.naturalness",
+           "human_tts_comprehensibility": "people.comprehensibility"}
+
+
+def voice_ratings(judgments: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """``{"people.naturalness": [...], ...}`` from judgment rows (every rater's rating)."""
+    values: dict[str, list[float]] = {}
+    for j in judgments:
+        if j["kind"] in RATINGS and j["score"] is not None:
+            values.setdefault(RATINGS[j["kind"]], []).append(float(j["score"]))
+    return values
+
+
 def voice_summary(reader: StoreReader, run_id: str) -> dict[str, dict[str, float | int | None]]:
     """The run's voice figures (empty when the run had no voice)."""
     turns = [t for rows in reader.turns_for_run(run_id).values() for t in rows]
-    return summarize_measures(voice_measures(turns))
+    return summarize_measures({**voice_measures(turns),
+                               **voice_ratings(reader.judgments_for_run(run_id))})
 
 
 def voice_lines(reader: StoreReader, run_id: str) -> list[str]:
@@ -54,11 +69,12 @@ def voice_lines(reader: StoreReader, run_id: str) -> list[str]:
         return []
     channel = json.dumps(reader.run(run_id)["config"].get("voice", {}))
     lines = ["", "## Voice", "", f"Voice settings: `{channel}`. WER is per message (0 = every word "
-             "right); *_ms are milliseconds per message.", "",
+             "right); *_ms are milliseconds per message; people's naturalness and comprehensibility "
+             "ratings of spoken replies are 1 (bad) to 5 (excellent).", "",
              "| side | measure | n | mean | p50 | p95 |", "|---|---|---|---|---|---|"]
     for key, s in summary.items():
         side, name = key.split(".", 1)
-        digits = 3 if name.endswith("wer") else 1
+        digits = 3 if name.endswith("wer") else 2 if side == "people" else 1
         lines.append(f"| {side} | {name} | {s['n']} | " + " | ".join(
             "n/a" if s[k] is None else f"{s[k]:.{digits}f}" for k in ("mean", "p50", "p95")) + " |")
     return lines
