@@ -420,7 +420,7 @@ class LiveSessions:
                     raise LiveError("This conversation was paused and has been restored; the "
                                     "customer's latest message is shown again. Read it and send "
                                     "your reply once more.")
-                partial = ""
+                partial, call = "", None
                 async for mode, chunk in graph.astream(Command(resume=resume), self._thread(session_id),
                                                        stream_mode=["messages", "updates"]):
                     if mode != "messages":
@@ -428,6 +428,8 @@ class LiveSessions:
                     msg, meta = chunk
                     if meta.get("langgraph_node") == "agent_turn" and isinstance(msg.content, str) \
                             and msg.content:
+                        if msg.id != call:  # a new model call (a retry after a failed stream)
+                            partial, call = "", msg.id
                         partial += msg.content
                         yield LiveUpdate(partial=partial)
             snapshot = await graph.aget_state(self._thread(session_id))

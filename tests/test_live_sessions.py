@@ -364,3 +364,45 @@ async def test_a_spoken_reply_can_be_rated_for_its_voice_and_a_written_one_canno
     assert summary["people.comprehensibility"]["mean"] == 5.0
     lines = voice_lines(live.reader, live.store.session(view.session_id)["run_id"])
     assert any(line.startswith("| people | naturalness | 1 | 3.00") for line in lines)
+
+
+async def test_a_reply_retried_mid_stream_is_shown_once_not_twice(tmp_path):
+    """The agent's stream breaks after two words (a retryable 503); the retry streams the
+    reply again from the start, and the page shows it once."""
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from tests.fakes import ScriptedChatModel
+
+    class StreamingModel(ScriptedChatModel):
+        def _stream(self, messages, stop=None, run_manager=None, **kwargs):
+            self.calls += 1
+            words = self.responder(messages, kwargs).split(" ")
+            for i, word in enumerate(words):
+                if self.calls == 1 and i == 2:
+                    err = RuntimeError("stream broke")
+                    err.status_code = 503
+                    raise err
+                chunk = ChatGenerationChunk(message=AIMessageChunk(word if i == 0 else " " + word))
+                if run_manager:
+                    run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                yield chunk
+
+    responders = default_responder(solve_at=None)
+
+    def factory(role, spec):
+        cls = StreamingModel if role == "agent" else ScriptedChatModel
+        return cls(responder=responders(role), prompts=[])
+
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "app": {"max_turns": 4},
+                                 "retry": {"base_s": 0.0}})
+    runtime = Runtime(cfg, factory)
+    writer, reader = StoreWriter(cfg.store), StoreReader(cfg.store, must_exist=False)
+    live = LiveSessions(runtime, writer, reader)
+    view = await live.start(mode="user", question="Sound crackles.")
+    updates = await send(live, view.session_id, "Sound crackles.")
+    partials = [u.partial for u in updates if u.partial is not None]
+    reply = updates[-1].view.turns[0]["agent_message"]
+    assert partials[-1] == reply and all(reply.startswith(p) for p in partials)
+    assert len(partials) > len(reply.split(" "))  # the broken stream's words were shown first
+    writer.close()
+    runtime.close()
