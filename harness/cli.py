@@ -468,6 +468,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"`deskbench ... run --resume {exc.run_id or 'RUN'}` once the endpoint is back.",
                       highlight=False)
         return 4
+    except KeyboardInterrupt:  # Ctrl-C outside a batch's own handling (imports, set-up, reports)
+        console.print("[yellow]Interrupted.[/] Every finished turn is stored; `deskbench runs` lists "
+                      "the runs, and `deskbench run --resume RUN` finishes one.", highlight=False)
+        return 130
 
 
 if __name__ == "__main__":

@@ -116,3 +116,16 @@ def test_fast_mode_moves_only_agent_and_user_to_the_small_model():
     assert cfg.role("agent").model == cfg.role("user").model == "qwen2.5-coder-0.5b"
     assert {cfg.role(r).model for r in ("judge", "complexity", "extractor")} == {"qwen2.5-coder-1.5b"}
     assert cfg.role("agent").temperature == 0.3  # the role's other defaults are kept
+
+
+def test_ctrl_c_outside_a_batch_exits_130_with_a_hint_not_a_traceback(monkeypatch, capsys, tmp_path):
+    import harness.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt  # e.g. while the command was still importing or starting up
+
+    monkeypatch.setattr(cli, "cmd_runs", interrupted)
+    assert main(["runs", "--store", str(tmp_path / "s.sqlite")]) == 130
+    out = capsys.readouterr()
+    assert "Interrupted" in out.out + out.err and "--resume" in out.out + out.err
+    assert "Traceback" not in out.out + out.err
