@@ -68,6 +68,15 @@ def _anon(session_id: str) -> str:
 _KEEP_CONTROLS = {"\n", "\t"}
 
 
+def reply_spoken(turn: dict[str, Any] | None) -> bool:
+    """Whether a stored turn's agent reply was spoken (its audio referenced from the turn, as
+    :meth:`LiveSessions.send_audio` records it), so that its voice can be rated."""
+    if not turn:
+        return False
+    extra = json.loads(turn.get("extra_json") or "{}")
+    return bool(((extra.get("agent") or {}).get("voice") or {}).get("audio"))
+
+
 def clean_message(text: Any, max_chars: int) -> str:
     """The message a person typed, checked and cleaned for the conversation.
 
@@ -328,12 +337,9 @@ class LiveSessions:
 
     def _delete_threads(self, thread_ids: set[str]) -> None:
         """``InMemorySaver.delete_thread`` for many threads in one pass: it scans every
-        thread's writes and blobs per call, so a sweep of n idle threads would cost n^2."""
+        thread's writes and blobs per call, so a sweep of n idle threads would cost n^2.
+        (Its tables, like :meth:`in_memory`'s ``storage``, are those of langgraph 1.2.)"""
         saver = self.checkpointer
-        if len(thread_ids) == 1 or not all(hasattr(saver, a) for a in ("storage", "writes", "blobs")):
-            for thread_id in thread_ids:
-                saver.delete_thread(thread_id)
-            return
         for thread_id in thread_ids:
             saver.storage.pop(thread_id, None)
         for table in (saver.writes, saver.blobs):
@@ -565,13 +571,15 @@ class LiveSessions:
         sess = self._session(session_id, participant_id)
         if sess["mode"] != "user":
             raise LiveError("Ratings are for the agent's replies; in this session you are the agent.")
-        voice = {"naturalness": naturalness, "comprehensibility": comprehensibility}
-        if helpfulness is None and solved is None and not any(v is not None for v in voice.values()):
+        voice = {name: value for name, value in (("naturalness", naturalness),
+                                                  ("comprehensibility", comprehensibility))
+                 if value is not None}
+        if helpfulness is None and solved is None and not voice:
             raise LiveError("Choose a helpfulness score (1-10) or whether the problem is solved.")
         if helpfulness is not None and not (isinstance(helpfulness, int) and 1 <= helpfulness <= 10):
             raise LiveError(f"Helpfulness must be a whole number from 1 to 10, not {helpfulness!r}.")
         for name, value in voice.items():
-            if value is not None and not (isinstance(value, int) and 1 <= value <= 5):
+            if not (isinstance(value, int) and 1 <= value <= 5):
                 raise LiveError(f"The voice's {name} must be a whole number from 1 (bad) to 5 "
                                 f"(excellent), not {value!r}.")
         iid = sess["interaction_id"]
@@ -579,11 +587,9 @@ class LiveSessions:
         turn = next((t for t in self.reader.turns(iid) if t["turn_index"] == turn_index), None)
         if turn is None:
             raise LiveError(f"There is no reply {turn_index} to rate yet.")
-        if any(v is not None for v in voice.values()):
-            spoken = (json.loads(turn["extra_json"] or "{}").get("agent") or {}).get("voice") or {}
-            if not spoken.get("audio"):
-                raise LiveError(f"Reply {turn_index} was not spoken, so its voice cannot be rated; "
-                                "rate its helpfulness instead.")
+        if voice and not reply_spoken(turn):
+            raise LiveError(f"Reply {turn_index} was not spoken, so its voice cannot be rated; "
+                            "rate its helpfulness instead.")
         rows = []
         base = {"interaction_id": iid, "turn_index": turn_index, "model": "human",
                 "prompt_version": HUMAN_RATING_VERSION, "rater": rater, "attempts": 1}
@@ -594,9 +600,8 @@ class LiveSessions:
             rows.append({**base, "kind": "human_solved", "score": int(bool(solved)),
                          "parsed_json": json.dumps({"solved": bool(solved)})})
         for name, value in voice.items():
-            if value is not None:
-                rows.append({**base, "kind": f"human_tts_{name}", "score": value,
-                             "parsed_json": json.dumps({name: value})})
+            rows.append({**base, "kind": f"human_tts_{name}", "score": value,
+                         "parsed_json": json.dumps({name: value})})
         self.store.save_human_judgments(rows)
 
     # -- reading ---------------------------------------------------------------------------

@@ -8,7 +8,6 @@ session again.
 from __future__ import annotations
 
 import functools
-import json
 import secrets
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +17,7 @@ import gradio as gr
 
 from graphs.protocols import Message
 from harness.app_services import AppServices
-from harness.live import LiveError, SessionView
+from harness.live import LiveError, SessionView, reply_spoken
 from harness.studies import StudySpec
 from harness import results
 
@@ -82,10 +81,7 @@ def judge_scores(view: SessionView | None) -> str:
 
 def last_reply_spoken(view: SessionView | None) -> bool:
     """Whether the agent's latest stored reply was spoken (its voice can be rated)."""
-    if view is None or not view.turns:
-        return False
-    extra = json.loads(view.turns[-1].get("extra_json") or "{}")
-    return bool(((extra.get("agent") or {}).get("voice") or {}).get("audio"))
+    return bool(view and view.turns) and reply_spoken(view.turns[-1])
 
 
 def warn(exc: Exception) -> str:
