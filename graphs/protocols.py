@@ -82,6 +82,13 @@ class Problem:
     summary: str | None
     problem_statement: str | None
     reference_answer: str | None = None
+    #: the thread's solution the problem statement was extracted from (reference answer, or the
+    #: helpers' messages of a real thread); hidden from the agent, shown to the simulated user
+    solution: str | None = None
+    #: where ``problem_statement`` came from: task, solution, question (docs/selfscore.md)
+    problem_source: str | None = None
+    #: what the real asker said later in the thread (hidden scenario of the simulated user)
+    facts: tuple[str, ...] = ()
 
 
 class User(Protocol):

@@ -246,7 +246,7 @@ class SelfScoreBatch:
                                  "human threads with `deskbench import` or use another agent.")
         problems = [{"id": f"{dataset.name}:{t.id}", "dataset": dataset.name, "task_id": t.id,
                      "question": t.question, "reference_answer": t.reference_answer,
-                     "metadata_json": json.dumps({**t.metadata, "problem": t.problem})}
+                     "metadata_json": json.dumps({**t.metadata, "problem": t.problem, "facts": t.facts})}
                     for t in tasks]
 
         def interactions(run_id: str) -> list[dict]:
@@ -316,28 +316,51 @@ class SelfScoreBatch:
         return None
 
 
+SOLUTION_CHARS = 2500  # the part of a long thread's solution the extractor and the simulated user see
+
+
+def thread_solution(row: dict) -> str | None:
+    """The solution of an interaction's thread: the task's reference answer, else the helpers'
+    messages of a real thread (``agent_replies``, as the human baseline replays them)."""
+    if (row.get("reference_answer") or "").strip():
+        return row["reference_answer"].strip()[:SOLUTION_CHARS]
+    replies = json.loads(row.get("script_json") or "{}").get("agent_replies") or []
+    text = "\n".join(r.strip() for r in replies if r.strip())
+    return text[:SOLUTION_CHARS] or None
+
+
 async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWriter,
                           row: dict) -> Problem:
     """Summary, extracted problem (cached per problem) and complexity (once per interaction)
-    of an interaction row joined with its problem (``StoreReader.interactions``)."""
+    of an interaction row joined with its problem (``StoreReader.interactions``).
+
+    The underlying problem comes, as in the paper, from the thread's solution
+    (:func:`thread_solution`); from the question only when the thread has none; a task's own
+    ``problem`` wins over both. Which source was used is stored as ``problem_source``.
+    """
     iid, pid = row["id"], row["problem_id"]
     meta = json.loads(row["metadata_json"] or "{}")
     extractor = runtime.client("extractor")
     summary, calls = await preprocessed_text("summary", pid, row["question"], extractor,
                                              reader, writer)
-    statement = meta.get("problem")
+    solution = thread_solution(row)
+    statement, source = meta.get("problem"), "task"
     if not statement:
+        source = "solution" if solution else "question"
         statement, more = await preprocessed_text("problem", pid, row["question"], extractor,
-                                                  reader, writer)
+                                                  reader, writer, solution=solution)
         calls += more
-    writer.update_interaction(iid, summary=summary, problem_statement=statement)
+    writer.update_interaction(iid, summary=summary, problem_statement=statement,
+                              problem_source=source)
     if reader.complexity(iid) is None:
         judgment = await judge_complexity(runtime.structured_judge("complexity"), summary)
         writer.save_judgments([judgment_row(judgment, iid, None)],
                               call_rows(calls + judgment.calls, iid, None))
     elif calls:
         writer.save_judgments([], call_rows(calls, iid, None))
-    return Problem(iid, row["question"], summary, statement, row.get("reference_answer"))
+    return Problem(iid, row["question"], summary, statement, row.get("reference_answer"),
+                   solution=solution, problem_source=source,
+                   facts=tuple(f for f in meta.get("facts") or () if isinstance(f, str)))
 
 
 async def arun_selfscore(runtime: Runtime, dataset: Dataset | None = None, resume: str | None = None,

@@ -6,6 +6,7 @@ One JSON object per line (``.jsonl`` or ``.jsonl.gz``)::
      "reference_answer": "...",            # optional, never shown to the agent
      "problem": "The router's DHCP lease is too short",   # optional: skips problem extraction
      "followups": ["It is Ubuntu 22.04", "..."],          # optional: script for --user scripted
+     "facts": ["Ubuntu 22.04", "the error started after an update"],  # optional: what the asker knows
      "agent_replies": ["Try ...", "..."],                  # optional: a human agent's replies (--agent human)
      "metadata": {...}}                                     # optional, kept as is
 
@@ -36,6 +37,8 @@ class Task:
     followups: list[str] = field(default_factory=list)
     agent_replies: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: facts of the asker's situation, revealed by the simulated user only when asked
+    facts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -103,7 +106,7 @@ def _task_from(obj: Any) -> tuple[Task | None, str | None]:
         if obj.get(key) is not None and not isinstance(obj[key], str):
             return None, f"field '{key}' must be a string"
     scripts = {}
-    for key in ("followups", "agent_replies"):
+    for key in ("followups", "agent_replies", "facts"):
         value = obj.get(key, [])
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             return None, f"field '{key}' must be a list of strings"
@@ -112,4 +115,4 @@ def _task_from(obj: Any) -> tuple[Task | None, str | None]:
     if not isinstance(md, dict):
         return None, "field 'metadata' must be an object"
     return Task(tid, q.strip(), obj.get("reference_answer"), obj.get("problem"),
-                scripts["followups"], scripts["agent_replies"], md), None
+                scripts["followups"], scripts["agent_replies"], md, scripts["facts"]), None

@@ -140,3 +140,55 @@ class RoleClient:
 
 
 RoleFactory = Callable[[str], RoleClient]
+
+
+YES_TOKENS = ("yes",)
+NO_TOKENS = ("no",)
+
+
+def yes_probability(msg: AIMessage) -> tuple[float, str]:
+    """P(yes) / (P(yes) + P(no)) of a one-token Yes/No answer, from its first token's
+    alternatives (``logprobs.content[0].top_logprobs``, as llama.cpp, vLLM and OpenAI return
+    them), and the token the model wrote.
+
+    Without log-probabilities (an endpoint that ignores ``logprobs``) the written word decides:
+    1.0 for yes, 0.0 for no.
+
+    Raises:
+        ValueError: neither a log-probability for yes or no nor a yes/no word came back.
+    """
+    import math
+
+    text = (msg.content if isinstance(msg.content, str) else str(msg.content)).strip()
+    content = ((msg.response_metadata or {}).get("logprobs") or {}).get("content") or []
+    p_yes = p_no = 0.0
+    if content:
+        first = content[0]
+        alternatives = first.get("top_logprobs") or [first]
+        for alt in alternatives:
+            word = str(alt.get("token", "")).strip().lower()
+            p = math.exp(float(alt.get("logprob", -1e9)))
+            if word in YES_TOKENS:
+                p_yes += p
+            elif word in NO_TOKENS:
+                p_no += p
+    if p_yes + p_no > 0:
+        return p_yes / (p_yes + p_no), text
+    word = text.split()[0].strip(".,!:;\"'").lower() if text else ""
+    if word in YES_TOKENS:
+        return 1.0, text
+    if word in NO_TOKENS:
+        return 0.0, text
+    raise ValueError(f"expected a Yes or No answer, got {text[:60]!r}")
+
+
+async def ask_yes_no(client: "RoleClient", messages: Sequence[BaseMessage],
+                     purpose: str) -> tuple[float, str, LLMCall]:
+    """One constrained Yes/No question: a single generated token with its top alternatives.
+
+    Returns:
+        (P(yes) among yes/no, the token written, the call record).
+    """
+    msg, call = await client.invoke(messages, purpose, max_tokens=1, logprobs=True, top_logprobs=10)
+    p, token = yes_probability(msg)
+    return p, token, call

@@ -25,6 +25,15 @@ PROBLEM_PROMPT = (
     'or "The DNS servers are down". Respond with only the problem, not a solution.'
     "\n<post>\n{question}\n</post>"
 )
+# The paper extracts the underlying problem "from the posting's solution": the cause that the
+# fix which worked addresses, not the symptom the asker reported.
+PROBLEM_FROM_SOLUTION_PROMPT = (
+    "A user asked a help desk the question below, and the solution below fixed it. Extract the "
+    "underlying problem that the solution fixes: its cause, in one short sentence. For example, "
+    '"The computer is not plugged in", or "The DNS servers are down". Respond with only the '
+    "problem, not the solution."
+    "\n<question>\n{question}\n</question>\n<solution>\n{solution}\n</solution>"
+)
 
 # --- the agent (the paper's plain agent system prompt, verbatim) ----------------------------
 AGENT_SYSTEM = (
@@ -59,7 +68,7 @@ USER_SYSTEM = (
 # p4 (docs/robustness.md): an explicit instruction hierarchy that names the attacks of the
 # adversarial suite, and a reminder right after the judged text; harness.judges escapes these
 # tags inside judged text, so a message can neither close its block nor open a new one.
-DELIMITER_TAGS = ("conversation", "latest", "problem", "question", "post")
+DELIMITER_TAGS = ("conversation", "latest", "problem", "question", "post", "solution", "facts", "scenario")
 
 JUDGE_SYSTEM = (
     "You are an impartial, strict rater of help-desk conversations between a USER (the person "

@@ -48,6 +48,7 @@ _TABLES: dict[str, dict] = {
         columns={
             "id": str, "run_id": str, "problem_id": str, "position": int, "status": str,
             "stop_reason": str, "summary": str, "problem_statement": str, "n_turns": int,
+            "problem_source": str,
             "started_at": str, "finished_at": str, "error": str, "script_json": str,
         },
         pk="id",
