@@ -10,7 +10,11 @@ One JSON object per line (``.jsonl`` or ``.jsonl.gz``)::
      "agent_replies": ["Try ...", "..."],                  # optional: a human agent's replies (--agent human)
      "metadata": {...}}                                     # optional, kept as is
 
-Built-in sets are referred to by name (``lfrqa_technology``).
+Built-in sets are referred to by name (:data:`BUILTIN`): ``lfrqa_technology`` (Stack Exchange
+questions with reference answers), ``ubuntu_irc`` (all 227 shipped #ubuntu IRC threads) and
+``ubuntu_irc_troubleshooting`` (the curated multi-turn troubleshooting threads among them, with
+the asker's later messages as ``facts``); the IRC files are written by
+``harness/data/ubuntu_irc/build_tasks.py`` (see its ``SOURCE.md``).
 """
 from __future__ import annotations
 
@@ -21,7 +25,11 @@ from typing import Any
 from harness.jsonl import JsonlError, read_jsonl
 
 DATA_DIR = Path(__file__).parent / "data"
-BUILTIN = {"lfrqa_technology": DATA_DIR / "lfrqa_technology" / "tasks.jsonl.gz"}
+BUILTIN = {
+    "lfrqa_technology": DATA_DIR / "lfrqa_technology" / "tasks.jsonl.gz",
+    "ubuntu_irc": DATA_DIR / "ubuntu_irc" / "tasks.jsonl",
+    "ubuntu_irc_troubleshooting": DATA_DIR / "ubuntu_irc" / "troubleshooting.jsonl",
+}
 
 
 class DatasetError(ValueError):

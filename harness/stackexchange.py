@@ -12,6 +12,9 @@ every row cleared once read, so a multi-GB dump is imported in bounded memory:
 A kept question becomes one task. Its conversation is the question (user turn 1), the accepted
 answer (agent turn 1), then the comments on both posts by ``CreationDate`` then ``Id``: the
 asker's comments are user messages, everyone else's agent messages (see :func:`pair_turns`).
+The task's ``facts`` are the asker's own comments (``UserId`` == the question's
+``OwnerUserId``) on the question and on any of its answers, by date, tags stripped
+(:func:`comment_text`): what the real asker added later, for the simulated user.
 
 This module also holds the helpers the other importers share: :func:`pair_turns` and
 :func:`write_tasks`.
@@ -19,6 +22,7 @@ This module also holds the helpers the other importers share: :func:`pair_turns`
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -203,6 +207,24 @@ def parse_tags(raw: str | None) -> list[str]:
     return [t.strip() for t in raw.split("|") if t.strip()]
 
 
+# Comment text is Markdown-ish plain text that may hold a few inline HTML tags; only those
+# known tags are removed, so "<username>" or "<<joke>>" in a comment survive.
+_COMMENT_TAG = re.compile(r"</?(?:a|b|i|em|strong|code|kbd|pre|p|br|span|div|sup|sub|s|strike|del|"
+                          r"blockquote|ul|ol|li|img|hr)(?:\s[^<>]*)?/?>", re.I)
+
+
+def comment_text(raw: str) -> str:
+    """Plain text of a comment: inline HTML tags removed, entities unescaped, spaces collapsed.
+
+    Args:
+        raw: the ``Text`` attribute of a comment row.
+
+    Returns:
+        The text on one line, stripped.
+    """
+    return " ".join(html.unescape(_COMMENT_TAG.sub("", raw)).split())
+
+
 # --------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------
@@ -238,6 +260,20 @@ class Thread:
     answerer_id: int | None
     licences: list[str]
     comments: list[Comment] = field(default_factory=list)
+    #: the asker's comments on the question's other answers (facts only, not the conversation)
+    asker_answer_comments: list[Comment] = field(default_factory=list)
+
+    def facts(self) -> list[str]:
+        """The asker's own comments on the question and all its answers, by date, as text.
+
+        A comment counts only when its ``UserId`` equals the question's ``OwnerUserId``; rows
+        without either id are skipped (a display-name match is too weak for facts).
+        """
+        if self.asker_id is None:
+            return []
+        mine = [c for c in [*self.comments, *self.asker_answer_comments] if c.user_id == self.asker_id]
+        mine.sort(key=lambda c: (c.creation_date, c.id))
+        return [text for text in (comment_text(c.text) for c in mine) if text]
 
     def conversation(self) -> list[tuple[str, str]]:
         """``(side, text)`` messages: question, accepted answer, then each comment."""
@@ -253,6 +289,7 @@ class Thread:
             "reference_answer": self.answer,
             "followups": followups,
             "agent_replies": agent_replies,
+            "facts": self.facts(),
             "metadata": {
                 "source": "stackexchange", "site": site, "question_id": self.question_id,
                 "answer_id": self.answer_id, "tags": self.tags,
@@ -437,8 +474,9 @@ def import_dump(dump_dir: str | Path, *, site: str | None = None,
     comments_path = _dump_file(dump_dir, "Comments.xml")
     result = ImportResult(site=site or site_name(dump_dir))
     keep, unkept = _select(posts_path, min_answer_score, result)
-    questions, answers = _collect_posts(posts_path, keep, unkept, result)
-    comments = _collect_comments(comments_path, keep, result)
+    questions, answers, other_answers = _collect_posts(posts_path, keep, unkept, result)
+    askers = {qid: q["owner"] for qid, q in questions.items() if q["owner"] is not None}
+    comments, asker_answer_comments = _collect_comments(comments_path, keep, other_answers, askers, result)
     for qid in sorted(keep):
         q, a = questions.get(qid), answers.get(keep[qid])
         if q is None or a is None:  # a row that changed between the passes (file rewritten)
@@ -447,6 +485,7 @@ def import_dump(dump_dir: str | Path, *, site: str | None = None,
             result.skip("empty_answer")
         else:
             thread = _thread(qid, keep[qid], q, a, comments[qid])
+            thread.asker_answer_comments = asker_answer_comments.get(qid, [])
             result.threads.append(thread)
             result.tasks.append(thread.to_task(result.site))
             result.comments_kept += len(thread.comments)
@@ -483,8 +522,11 @@ def _select(posts_path: Path, min_answer_score: int,
 
 
 def _collect_posts(posts_path: Path, keep: dict[int, int], unkept: dict[int, int],
-                   result: ImportResult) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
-    """Pass 2: the fields of the kept questions and answers, by id.
+                   result: ImportResult
+                   ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], dict[int, int]]:
+    """Pass 2: the fields of the kept questions and answers, by id, and
+    ``{other answer id: question id}`` for the kept questions' other answers (integers only:
+    the asker's comments on them become facts).
 
     Also counts why the other accepted answers were not kept: present (so scoring below the
     minimum) or not (missing, malformed, or not an answer to that question).
@@ -492,6 +534,7 @@ def _collect_posts(posts_path: Path, keep: dict[int, int], unkept: dict[int, int
     kept_answers = {aid: qid for qid, aid in keep.items()}
     questions: dict[int, dict[str, Any]] = {}
     answers: dict[int, dict[str, Any]] = {}
+    other_answers: dict[int, int] = {}
     below_min = 0
     for _, row in _rows(posts_path, "posts"):
         try:
@@ -508,16 +551,21 @@ def _collect_posts(posts_path: Path, keep: dict[int, int], unkept: dict[int, int
                             "owner": post["owner"], "licence": row.get("ContentLicense")}
         elif ptype == 2 and unkept.get(pid) == post["parent"]:
             below_min += 1
+        elif ptype == 2 and post["parent"] in keep:
+            other_answers[pid] = post["parent"]
     result.skip("answer_score_below_min", below_min)
     result.skip("accepted_answer_missing", len(unkept) - below_min)
-    return questions, answers
+    return questions, answers, other_answers
 
 
-def _collect_comments(comments_path: Path, keep: dict[int, int],
-                      result: ImportResult) -> dict[int, list[Comment]]:
-    """The comments on each kept question and its accepted answer, by question id."""
+def _collect_comments(comments_path: Path, keep: dict[int, int], other_answers: dict[int, int],
+                      askers: dict[int, int], result: ImportResult
+                      ) -> tuple[dict[int, list[Comment]], dict[int, list[Comment]]]:
+    """By question id: the comments on each kept question and its accepted answer, and the
+    asker's own comments (``askers``: question id -> owner id) on its other answers."""
     post_to_question = {**{qid: qid for qid in keep}, **{aid: qid for qid, aid in keep.items()}}
     comments: dict[int, list[Comment]] = {qid: [] for qid in keep}
+    asker_answer_comments: dict[int, list[Comment]] = {}
     for n, row in _rows(comments_path, "comments"):
         try:
             cid, post_id, created = _int(row, "Id"), _int(row, "PostId"), _text(row, "CreationDate")
@@ -530,7 +578,12 @@ def _collect_comments(comments_path: Path, keep: dict[int, int],
         if qid is not None:
             comments[qid].append(Comment(cid, post_id, created, text.strip(), user_id,
                                          row.get("UserDisplayName"), row.get("ContentLicense")))
-    return comments
+        elif user_id is not None and user_id == askers.get(other_answers.get(post_id, -1)):
+            # only the asker's: other people's comments on other answers are never used
+            asker_answer_comments.setdefault(other_answers[post_id], []).append(
+                Comment(cid, post_id, created, text.strip(), user_id, row.get("UserDisplayName"),
+                        row.get("ContentLicense"), by_asker=True))
+    return comments, asker_answer_comments
 
 
 def _thread(qid: int, aid: int, q: dict[str, Any], a: dict[str, Any], comments: list[Comment]) -> Thread:

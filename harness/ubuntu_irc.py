@@ -10,18 +10,40 @@ The asker is the first message's speaker: the asker's messages are user messages
 else's are agent (helper) messages. Turns are built with
 :func:`harness.stackexchange.pair_turns` (same-side messages merged, a trailing user message
 dropped).
+
+A task also carries ``facts``: the asker's later messages (the text of ``followups``), one per
+IRC message, cleaned for the simulated user (:func:`asker_facts`): an addressing prefix naming
+another speaker ("holycow: ...") is removed, pure chatter ("ok", "thanks", "brb") and
+duplicates are dropped.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from harness.jsonl import read_jsonl
 from harness.stackexchange import MAX_PROBLEMS, pair_turns
 
 DEFAULT_PATH = Path(__file__).parent / "data" / "ubuntu_irc" / "ubuntu_irc_test_threads.jsonl"
 LICENCE = "CC BY 4.0"
+
+# How IRC users address someone: "nick: text", "nick, text", "nick> text", "nick - text",
+# "nick. text"; "-" and "." only before a space ("foo-bar", "wols.org" are words, not addresses)
+_ADDRESS_SEPARATORS = ":,>-."
+_SPACED_SEPARATORS = "-."
+# Words that carry nothing about the asker's situation: a message made only of these (and
+# nicks, punctuation, emoticons) is chatter ("ok", "thanks", "brb", "hmm hang on", "lol").
+_CHATTER = frozenset("""
+    ok okay k kk oki okey alright allright thanks thank thanx thx ty tnx cheers you u all again
+    much very lot brb bbl back afk hmm hmmm hmmmm hm mm hang on wait sec second moment min minute
+    one a lol heh hehe haha rofl lmao yes yeah yep yup yea ya no nope nah sure cool great nice
+    neat awesome ah oh ahh ooh aha um uh err erm sorry np hi hello hey ping anyone there here
+    right well so and then now too please pls plz i i'll ill will let lemme me try see gonna
+    that it this got gotcha d p o xd
+""".split())
+_WORD = re.compile(r"[a-z0-9']+")
 
 
 @dataclass
@@ -74,11 +96,80 @@ def _messages(thread: Any) -> list[tuple[str, str]]:
     return out
 
 
-def thread_to_task(thread: dict[str, Any]) -> dict[str, Any] | None:
+def strip_addressing(text: str, nicks: Iterable[str]) -> str:
+    """``text`` without leading addressing prefixes that name one of ``nicks``.
+
+    Only known nicks are stripped, so pasted output such as ``tar: Error ...`` or
+    ``Depends: libc6`` (itself a fact) stays whole. Several prefixes in a row
+    (``zyko, wille: ...``) are all removed; case and trailing ``_`` of a nick are ignored.
+
+    Args:
+        text: one IRC message.
+        nicks: the speakers that may be addressed.
+
+    Returns:
+        The message without the prefixes, stripped of surrounding whitespace.
+    """
+    known = sorted({n.lower().rstrip("_`") for n in nicks if n.strip("_`")}, key=len, reverse=True)
+    text = text.strip()
+    while True:
+        for nick in known:
+            rest = text[len(nick):].lstrip("_` ")
+            if (text[:len(nick)].lower() == nick and rest[:1] in tuple(_ADDRESS_SEPARATORS)
+                    and (rest[0] not in _SPACED_SEPARATORS or rest[1:2].isspace())):
+                text = rest[1:].strip()
+                break
+        else:
+            return text
+
+
+def is_chatter(text: str, nicks: Iterable[str] = ()) -> bool:
+    """Whether a message says nothing about the asker's situation ("ok", "thanks", "brb", "lol").
+
+    Args:
+        text: one message, addressing prefix already removed.
+        nicks: speakers' names, which count as chatter too ("thanks holycow").
+
+    Returns:
+        True when every word is a filler word or a nick (or there are no words at all).
+    """
+    names = {n.lower().rstrip("_`") for n in nicks}
+    return all(w in _CHATTER or w.rstrip("_`") in names for w in _WORD.findall(text.lower()))
+
+
+def asker_facts(followups: Iterable[str], nicks: Iterable[str]) -> list[str]:
+    """The asker's later messages as facts for the simulated user.
+
+    Args:
+        followups: the task's followups; each is one or more IRC messages joined by a blank
+            line (:func:`pair_turns`), and an IRC message never holds a line break, so each
+            line is one message.
+        nicks: the speakers whose names may open a message as an address.
+
+    Returns:
+        One fact per message, addressing prefix removed, chatter and duplicates
+        (case-insensitive) dropped, in thread order.
+    """
+    nicks = list(nicks)
+    facts: list[str] = []
+    seen: set[str] = set()
+    for followup in followups:
+        for line in followup.splitlines():
+            fact = strip_addressing(line, nicks)
+            key = " ".join(fact.lower().split())
+            if fact and key not in seen and not is_chatter(fact, nicks):
+                seen.add(key)
+                facts.append(fact)
+    return facts
+
+
+def thread_to_task(thread: dict[str, Any], nicks: Iterable[str] = ()) -> dict[str, Any] | None:
     """The deskbench task of one thread (docs/data-formats.md, plus ``agent_replies``).
 
     Args:
         thread: one line of the threads file, parsed.
+        nicks: more nicks that may open the asker's messages as an address (e.g. everyone
+            seen in the same log), besides the thread's own speakers; used for ``facts``.
 
     Returns:
         The task, or None when no helper replies after the asker's first message.
@@ -98,6 +189,7 @@ def thread_to_task(thread: dict[str, Any]) -> dict[str, Any] | None:
         "question": question,
         "followups": followups,
         "agent_replies": agent_replies,
+        "facts": asker_facts(followups, [n for n in [*speakers, *nicks] if n != asker]),
         "metadata": {"source": "ubuntu_irc", "source_file": thread["source_file"],
                      "thread_id": thread["thread_id"], "asker": asker, "speakers": speakers,
                      "licence": LICENCE},
@@ -119,11 +211,12 @@ def import_ubuntu_irc(path: str | Path = DEFAULT_PATH) -> IrcImportResult:
     rows, bad_json, _ = read_jsonl(Path(path))
     result = IrcImportResult(threads_seen=len(rows) + len(bad_json))
     seen: set[str] = set()
+    nicks = _nicks_by_log(thread for _, thread in rows)
     for problem in bad_json:
         result.skip("malformed", f"{path}: {problem}")
     for lineno, thread in rows:
         try:
-            task = thread_to_task(thread)
+            task = thread_to_task(thread, nicks.get(_log_of(thread), ()))
         except ValueError as exc:
             result.skip("malformed", f"{path}: line {lineno}: {exc}")
             continue
@@ -136,3 +229,21 @@ def import_ubuntu_irc(path: str | Path = DEFAULT_PATH) -> IrcImportResult:
             result.tasks.append(task)
     result.kept = len(result.tasks)
     return result
+
+
+def _log_of(thread: Any) -> str | None:
+    """The log file a thread comes from, or None for a malformed line."""
+    log = thread.get("source_file") if isinstance(thread, dict) else None
+    return log if isinstance(log, str) else None
+
+
+def _nicks_by_log(threads: Iterable[Any]) -> dict[str, set[str]]:
+    """Every speaker of each log file: askers often address a helper of a neighbouring thread."""
+    nicks: dict[str, set[str]] = {}
+    for thread in threads:
+        log = _log_of(thread)
+        messages = thread.get("messages") if log is not None else None
+        for m in messages if isinstance(messages, list) else ():
+            if isinstance(m, dict) and isinstance(m.get("speaker"), str):
+                nicks.setdefault(log, set()).add(m["speaker"])
+    return nicks

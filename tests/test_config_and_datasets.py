@@ -97,3 +97,14 @@ def test_atomic_write_never_leaves_a_half_written_file(tmp_path):
             raise RuntimeError("interrupted")
     assert target.read_text(encoding="utf-8").startswith('{"a": 1}')
     assert [p.name for p in target.parent.iterdir()] == ["out.jsonl"]
+
+
+def test_ubuntu_irc_builtin_sets_load_by_name():
+    everything = load_dataset("ubuntu_irc")
+    assert everything.name == "ubuntu_irc" and len(everything.tasks) == 227
+    assert sum(bool(t.facts) for t in everything.tasks) == 162
+    subset = load_dataset("ubuntu_irc_troubleshooting")
+    assert subset.name == "ubuntu_irc_troubleshooting" and len(subset.tasks) == 30
+    assert {t.id for t in subset.tasks} <= {t.id for t in everything.tasks}
+    assert all(t.facts and t.agent_replies for t in subset.tasks)
+    assert subset.tasks[0].id == "ubuntu-irc-2014-06-18_13#1236"

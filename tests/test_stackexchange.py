@@ -225,3 +225,55 @@ def test_import_with_no_qualifying_question_writes_nothing_and_says_lower_min_sc
     captured = capsys.readouterr()
     assert "lower --min-score (now 100000)" in " ".join((captured.out + captured.err).split())
     assert not out.exists()
+
+
+def test_asker_comments_on_the_question_and_all_its_answers_become_facts():
+    posts = [r.attrib for r in ET.parse(DUMP / "Posts.xml").getroot()]
+    comments = [r.attrib for r in ET.parse(DUMP / "Comments.xml").getroot()]
+    r = import_dump(DUMP, site="conlang.meta", min_answer_score=0)
+    for task in r.tasks:
+        qid = task["metadata"]["question_id"]
+        q = next(p for p in posts if p["Id"] == str(qid))
+        thread_posts = {str(qid)} | {p["Id"] for p in posts if p.get("ParentId") == str(qid)}
+        mine = sorted((c for c in comments if c["PostId"] in thread_posts and "UserId" in c
+                       and c["UserId"] == q.get("OwnerUserId")), key=lambda c: (c["CreationDate"], int(c["Id"])))
+        assert task["facts"] == [" ".join(c["Text"].split()) for c in mine], qid
+    facts = {t["id"]: t["facts"] for t in r.tasks}
+    # question 73: the asker also commented on two answers that are not the accepted one
+    assert len(facts["conlang.meta-73"]) == 5 and facts["conlang.meta-73"][0] == (
+        "Okay, but what do we do with the ones we get in the meantime? Leave open or close?")
+    assert facts["conlang.meta-63"][1] == "Yea that sound good to me" and len(facts["conlang.meta-63"]) == 4
+    assert facts["conlang.meta-1"] == [] and sum(map(bool, facts.values())) == 6
+    assert r.comments_kept == expected_counts(DUMP, 0)["comments_kept"]  # the conversation is unchanged
+
+
+def test_facts_need_owner_ids_and_lose_their_html(tmp_path):
+    posts = [
+        {"Id": 10, "PostTypeId": 1, "AcceptedAnswerId": 11, "Score": 2, "Title": "Boot fails",
+         "Body": "<p>It fails.</p>", "OwnerUserId": 5},
+        {"Id": 11, "PostTypeId": 2, "ParentId": 10, "Score": 3, "Body": "<p>Run fsck.</p>", "OwnerUserId": 7},
+        {"Id": 12, "PostTypeId": 2, "ParentId": 10, "Score": 0, "Body": "<p>Reinstall.</p>", "OwnerUserId": 8},
+        {"Id": 20, "PostTypeId": 1, "AcceptedAnswerId": 21, "Score": 2, "Title": "Deleted asker",
+         "Body": "<p>x</p>", "OwnerDisplayName": "gone"},
+        {"Id": 21, "PostTypeId": 2, "ParentId": 20, "Score": 3, "Body": "<p>y</p>", "OwnerUserId": 7},
+    ]
+    comments = [
+        {"Id": 1, "PostId": 12, "Text": "It is <code>ext4</code> &amp; on  /dev/sda1", "UserId": 5,
+         "CreationDate": "2020-01-03T00:00:00.000"},
+        {"Id": 2, "PostId": 10, "Text": "Ubuntu 20.04, <username> is mine", "UserId": 5,
+         "CreationDate": "2020-01-01T00:00:00.000"},
+        {"Id": 3, "PostId": 11, "Text": "Which disk?", "UserId": 7, "CreationDate": "2020-01-02T00:00:00.000"},
+        {"Id": 4, "PostId": 12, "Text": "not the asker", "UserId": 8, "CreationDate": "2020-01-04T00:00:00.000"},
+        {"Id": 5, "PostId": 11, "Text": "no user id", "UserDisplayName": "someone",
+         "CreationDate": "2020-01-05T00:00:00.000"},
+        {"Id": 6, "PostId": 20, "Text": "by the deleted asker", "UserDisplayName": "gone",
+         "CreationDate": "2020-01-01T00:00:00.000"},
+    ]
+    r = import_dump(_write_dump(tmp_path / "unix.stackexchange.com", posts, comments), min_answer_score=1)
+    tasks = {t["id"]: t for t in r.tasks}
+    assert tasks["unix-10"]["facts"] == ["Ubuntu 20.04, <username> is mine", "It is ext4 & on /dev/sda1"]
+    assert tasks["unix-20"]["facts"] == []  # no OwnerUserId: display names are not enough
+    assert tasks["unix-20"]["followups"] == [] and r.comments_kept == 4
+    out = tmp_path / "t.jsonl"
+    write_tasks(r.tasks, out)
+    assert load_dataset(str(out)).tasks[0].facts == tasks["unix-10"]["facts"]

@@ -2,9 +2,13 @@
 import itertools
 import json
 
+import pytest
+
+from harness.data.ubuntu_irc import build_tasks  # the committed builder script
 from harness.datasets import load_dataset
 from harness.stackexchange import write_tasks
-from harness.ubuntu_irc import DEFAULT_PATH, import_ubuntu_irc, thread_to_task
+from harness.ubuntu_irc import (DEFAULT_PATH, asker_facts, import_ubuntu_irc, is_chatter, strip_addressing,
+                                thread_to_task)
 
 
 def expected_turns(thread: dict) -> tuple[int, int] | None:
@@ -72,3 +76,82 @@ def test_bad_lines_and_silent_threads_are_skipped_and_counted(tmp_path):
     assert any("line 3: field 'source_file'" in x for x in r.problems)
     assert r.tasks[0]["followups"] == [] and r.tasks[0]["agent_replies"] == ["try x"]
     assert thread_to_task(alone) is None
+
+
+# --------------------------------------------------------------------------------------------
+# facts and the built-in task sets
+# --------------------------------------------------------------------------------------------
+
+
+def test_facts_drop_the_addressing_prefix_chatter_and_duplicates():
+    thread = {"source_file": "f", "thread_id": "t", "messages": [
+        {"speaker": "ann", "text": "my wifi drops every few minutes"},
+        {"speaker": "bob_", "text": "ann: which card?"},
+        {"speaker": "ann", "text": "bob: an Intel AX200"},
+        {"speaker": "ann", "text": "Bob_, ok"},
+        {"speaker": "ann", "text": "hmm hang on"},
+        {"speaker": "bob_", "text": "try iwconfig wlan0 power off"},
+        {"speaker": "ann", "text": "lol"},
+        {"speaker": "ann", "text": "tar: Error is not recoverable"},
+        {"speaker": "ann", "text": "bob - an intel ax200"},
+        {"speaker": "ann", "text": "thanks bob :)"},
+        {"speaker": "bob_", "text": "np"},
+        {"speaker": "ann", "text": "brb"}]}
+    task = thread_to_task(thread)
+    assert task["followups"][0] == "bob: an Intel AX200\n\nBob_, ok\n\nhmm hang on"  # the replay is untouched
+    assert task["facts"] == ["an Intel AX200", "tar: Error is not recoverable"]
+    assert strip_addressing("zyko, wille: it hangs", ["zyko", "wille"]) == "it hangs"
+    assert strip_addressing("wols_. that worked", ["wols_"]) == "that worked"
+    assert strip_addressing("Depends: libc6", ["holycow"]) == "Depends: libc6"
+    assert strip_addressing("bob-cat is broken", ["bob"]) == "bob-cat is broken"
+    assert all(is_chatter(x) for x in ["ok", "thanks", "brb", "hmm hang on", "lol", "ok, thanks :)", "ok, got it"])
+    assert not any(is_chatter(x) for x in ["no sound", "that worked", "it is an Intel card"])
+    assert asker_facts(["ok\n\nok"], []) == []
+
+
+def test_facts_of_the_shipped_threads():
+    tasks = {t["id"]: t for t in import_ubuntu_irc().tasks}
+    ntfs = tasks["ubuntu-irc-2005-07-06_14#1005"]
+    assert ntfs["facts"] == ["I only need to read from it :)",
+                             "I think I made it it point 3... but dont know how I do that"]
+    assert "it works. Thanks" in tasks["ubuntu-irc-2005-07-06_14#1106"]["facts"]  # was "delire, it works. Thanks"
+    # a nick seen only in another thread of the same log is an address too
+    assert "Could you guide me with my above ssh query?" in tasks["ubuntu-irc-2015-03-18_05#1314"]["facts"]
+    assert sum(bool(t["facts"]) for t in tasks.values()) <= sum(bool(t["followups"]) for t in tasks.values())
+    assert all(not t["facts"] for t in tasks.values() if not t["followups"])
+
+
+def test_the_builder_is_reproducible_and_matches_the_shipped_files():
+    everything, subset = build_tasks.build()
+    again_all, again_subset = build_tasks.build()
+    lines = [json.dumps(t, ensure_ascii=False) for t in subset]
+    assert lines == [json.dumps(t, ensure_ascii=False) for t in again_subset]
+    assert [json.dumps(t, ensure_ascii=False) for t in everything] == [
+        json.dumps(t, ensure_ascii=False) for t in again_all]
+    assert build_tasks.TROUBLESHOOTING_PATH.read_text(encoding="utf-8").splitlines() == lines
+    assert build_tasks.ALL_PATH.read_text(encoding="utf-8").splitlines() == [
+        json.dumps(t, ensure_ascii=False) for t in everything]
+
+
+def test_troubleshooting_tasks_pass_the_rules_and_the_review():
+    tasks = load_dataset("ubuntu_irc_troubleshooting").tasks
+    rejected, demo = build_tasks.read_review()
+    pool = build_tasks.candidates(import_ubuntu_irc().tasks)
+    assert len(tasks) == len(pool) - len(rejected) >= 24
+    assert [t.metadata["thread_id"] for t in tasks[:build_tasks.DEMO_COUNT]] == demo
+    for t in tasks:
+        assert t.facts and t.agent_replies and t.followups, t.id
+        assert t.metadata["source"] == "ubuntu_irc" and t.metadata["subset"] == "troubleshooting"
+        assert t.metadata["thread_id"] not in rejected
+        assert len(t.question) >= build_tasks.MIN_QUESTION_CHARS
+    assert all(reason for reason in rejected.values())
+
+
+def test_the_review_must_match_the_rules(tmp_path):
+    review = tmp_path / "review.tsv"
+    review.write_text("thread_id\tdecision\tnote\n2005-07-06_14#1000\treject\tnot a candidate\n")
+    with pytest.raises(ValueError, match="not rule candidates"):
+        build_tasks.build(review_path=review)
+    review.write_text("thread_id\tdecision\tnote\n2014-06-18_13#1236\tkeep\t\n")
+    with pytest.raises(ValueError, match="decision must be"):
+        build_tasks.read_review(review)
