@@ -129,12 +129,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(config, run_id, progress, sanity_lines, args.out)
 
 
-async def _sanity(runtime, pairs: int) -> list[str]:
+async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int | None = None) -> list[str]:
+    """Run the judge sanity sets and print the report: ``pairs`` helpfulness pairs (complexity:
+    half as many), ``solved`` solved-check conversations and ``outcome`` simulated-user
+    scenarios (default: as many as ``pairs``, balanced yes/no; None in the sanity command: all)."""
     from harness.sanity import run_sanity
-    console.print(f"Judge sanity check on {pairs} helpfulness pairs and {max(1, pairs // 2)} "
-                  "complexity pairs ...")
+    solved = pairs if solved is None else solved
+    outcome = pairs if outcome is None else outcome
+    console.print(f"Judge sanity check on {pairs} helpfulness pairs, {max(1, pairs // 2)} complexity "
+                  f"pairs, {solved or 'all'} solved-check conversations and {outcome or 'all'} "
+                  "simulated-user scenarios ...")
     report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
-                              pairs, max(1, pairs // 2), runtime.config.run.concurrency)
+                              pairs, max(1, pairs // 2), runtime.config.run.concurrency,
+                              solved=solved or None, outcome=outcome or None,
+                              judges=runtime.turn_judges(), user=runtime.simulated_user())
     lines = report.lines()
     print("\n".join(lines), flush=True)
     return lines
@@ -235,7 +243,7 @@ def cmd_sanity(args: argparse.Namespace) -> int:
     from harness.compose import Runtime
     config = build_config(args)
     with Runtime(config) as runtime:
-        asyncio.run(_sanity(runtime, args.pairs))
+        asyncio.run(_sanity(runtime, args.pairs, args.solved, args.outcome))
     return 0
 
 
@@ -352,7 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     def run_parser(name, help_, limit, max_turns, sanity):
         p = sub.add_parser(name, help=help_, description=help_)
         add_config_args(p)
-        p.add_argument("--dataset", help="built-in task set name (lfrqa_technology) or a JSONL task file")
+        p.add_argument("--dataset", help="built-in task set name (ubuntu_irc_troubleshooting, the "
+                       "default; ubuntu_irc; lfrqa_technology) or a JSONL task file")
         p.add_argument("--limit", type=int, default=limit, help=f"number of problems (default {limit})")
         p.add_argument("--offset", type=int, help="skip this many tasks first")
         p.add_argument("--max-turns", type=int, default=max_turns, help=f"turns per conversation (default {max_turns})")
@@ -443,9 +452,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")
     p.set_defaults(func=cmd_models)
 
-    p = sub.add_parser("sanity", help="can the judge tell helpful replies from useless ones?")
+    p = sub.add_parser("sanity", help="can the judges tell helpful from useless, solved from unsolved, "
+                       "and the simulated user a fix from a non-fix?")
     add_config_args(p)
     p.add_argument("--pairs", type=int, default=12, help="helpfulness pairs (max 12); complexity pairs = half")
+    p.add_argument("--solved", type=int, default=0, metavar="N",
+                   help="solved-check conversations, balanced solved/unsolved (default 0: all 26)")
+    p.add_argument("--outcome", type=int, default=0, metavar="N",
+                   help="simulated-user outcome scenarios, balanced fix/no fix (default 0: all 16)")
     p.set_defaults(func=cmd_sanity)
     return parser
 

@@ -12,7 +12,6 @@ from harness.jsonl import atomic_write
 def cmd_robustness(args: argparse.Namespace) -> int:
     from harness.adversarial import load_suite, run_robustness
     from harness.compose import Runtime
-    from harness.judges import SelfScoreJudges
 
     pairs = load_suite(args.suite)
     if args.category:
@@ -23,7 +22,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     console.print(f"Judging {len(pairs)} adversarial pairs (clean and attacked twins) with the "
                   f"judge role ({config.role('judge').model}) ...")
     with Runtime(config) as runtime:
-        judges = SelfScoreJudges(runtime.structured_judge("judge"))
+        judges = runtime.turn_judges()
         report = asyncio.run(run_robustness(
             judges, pairs, args.concurrency,
             lambda r: console.print(f"  {r.pair.id}: {_pair_line(r)}", highlight=False)))

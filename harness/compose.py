@@ -67,11 +67,18 @@ class Runtime:
     def user(self, scripts: dict[str, list[str]]) -> User:
         """The configured user: LLM-simulated, or scripted from each task's ``followups``;
         speaking through ``voice_link`` when ``voice.enabled`` (docs/voice.md)."""
-        user = ScriptedUser(scripts) if self.config.run.user == "scripted" else SimulatedUser(self.client("user"))
+        user = ScriptedUser(scripts) if self.config.run.user == "scripted" else self.simulated_user()
         if self.speaks:
             from harness.voice.call import VoiceUser
             return VoiceUser(user, self.voice_link)
         return user
+
+    def simulated_user(self) -> SimulatedUser:
+        """The LLM-simulated user with the configured checks and regenerations."""
+        run = self.config.run
+        return SimulatedUser(self.client("user"),
+                             self.client("judge") if run.user_checks == "rules+judge" else None,
+                             run.user_regenerations)
 
     def agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]]) -> Agent:
         """The configured agent (see ``text_agent``), speaking through ``voice_link`` when
@@ -121,10 +128,14 @@ class Runtime:
         kb.build(kb_set.tasks)
         return kb
 
+    def turn_judges(self) -> SelfScoreJudges:
+        """The per-turn judges on the judge role, with the configured solved-check method."""
+        return SelfScoreJudges(self.structured_judge("judge"), self.config.run.solved_check)
+
     def selfscore_graph(self, user: User, agent: Agent, sink, checkpointer=None):
         cfg = self.config
         return build_selfscore_graph(
-            user=user, agent=agent, judges=SelfScoreJudges(self.structured_judge("judge")),
+            user=user, agent=agent, judges=self.turn_judges(),
             cost=AgentTurnCost(cfg.cost, cfg.role("agent")), sink=sink, turn_quality=turn_quality,
             stop_on_solved=cfg.run.stop_on_solved, checkpointer=checkpointer,
         )

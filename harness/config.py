@@ -97,7 +97,7 @@ class ScoringConfig(_Strict):
 
 
 class RunConfig(_Strict):
-    dataset: str = "lfrqa_technology"
+    dataset: str = "ubuntu_irc_troubleshooting"
     limit: int = Field(3, ge=1)
     offset: int = Field(0, ge=0)
     max_turns: int = Field(50, ge=1, le=1000)
@@ -111,6 +111,15 @@ class RunConfig(_Strict):
         "passages; human: replay each task's agent_replies (human baseline); replay: a stored "
         "run's replies (set by rejudge)")
     stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
+    solved_check: Literal["confirmation", "verdict"] = Field(
+        "confirmation", description="confirmation: two Yes/No questions on the user's latest "
+        "message (does the user say it is fixed; does anything still fail), from token "
+        "log-probabilities; verdict: one JSON verdict on the whole conversation (prompt p4)")
+    user_checks: Literal["rules", "rules+judge"] = Field(
+        "rules+judge", description="checks of each simulated user message: rules only, or rules "
+        "then the judge role's contradiction check when the task has facts")
+    user_regenerations: int = Field(2, ge=0, le=5, description="regenerations of a simulated "
+                                    "user message that fails a check")
 
 
 class RagConfig(_Strict):

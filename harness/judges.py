@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem
 from harness import prompts
-from harness.llm import RoleClient
+from harness.llm import RoleClient, ask_yes_no
 from harness.transcript import LABELS, _clip, render_conversation
 
 Score = Field(ge=1, le=10)
@@ -128,11 +128,82 @@ def judge_messages(history: Sequence[Message], task: str) -> list[BaseMessage]:
     return [SystemMessage(prompts.JUDGE_SYSTEM), HumanMessage(text)]
 
 
-class SelfScoreJudges:
-    """The per-turn judges of SelfScore (implements ``graphs.protocols.TurnJudges``)."""
+SOLVED_METHODS = ("confirmation", "verdict")
+CONFIRMED_THRESHOLD = 0.5  # P(yes) at or above which an answer counts as yes
 
-    def __init__(self, judge: StructuredJudge):
+
+def yes_no_messages(history: Sequence[Message], question: str) -> list[BaseMessage]:
+    """The conversation up to and including the USER's latest message, then one Yes/No question.
+
+    ``history`` ends with that user message. Judged text is escaped and bounded as for the other
+    judges; the question comes last, so the questions of one check share the prompt prefix.
+    """
+    *earlier, latest = [Message(m.role, escape_judged_text(m.content)) for m in history]
+    text = (render_conversation(earlier) + f"\n\nThe latest {LABELS[latest.role]} message:\n"
+            f"<latest>\n{_clip(latest.content, LATEST_MAX_CHARS)}\n</latest>\n\n" + question)
+    return [SystemMessage(prompts.YES_NO_SYSTEM), HumanMessage(text)]
+
+
+class ConfirmationSolvedCheck:
+    """The solved-check as two Yes/No questions about the user's latest message.
+
+    Solved when the user says the problem is fixed (P(yes) >= threshold) and does not say that
+    something still fails, that the fix is untried, or ask something new. The agent's latest
+    reply does not decide: a fix counts once the user reports that it worked (the simulated user
+    reports so only when the fix addresses the hidden cause). Turn 1 is never solved: the user
+    has not answered an agent message yet. Both probabilities are stored with the judgment.
+    """
+
+    def __init__(self, client: RoleClient, threshold: float = CONFIRMED_THRESHOLD):
+        self.client = client
+        self.threshold = threshold
+
+    async def judge(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        base = dict(kind="solved", model=self.client.model_name, prompt_version=prompts.PROMPT_VERSION)
+        upto_user = list(history[:-1]) if history and history[-1].role == "agent" else list(history)
+        if sum(1 for m in upto_user if m.role == "agent") == 0 or not upto_user or upto_user[-1].role != "user":
+            return Judgment(**base, status="ok", value=False,
+                            reason="the user has not answered an agent message yet",
+                            parsed={"method": "confirmation", "skipped": "first turn"})
+        statement = escape_judged_text(problem.problem_statement or problem.question)
+        calls, raws, answers = [], [], {}
+        try:
+            for key, template in (("confirmed", prompts.SOLVED_CONFIRMED),
+                                  ("persists", prompts.SOLVED_PERSISTS)):
+                p, token, call = await ask_yes_no(
+                    self.client, yes_no_messages(upto_user, template.format(problem=statement)),
+                    f"judge:solved:{key}")
+                calls.append(call)
+                raws.append(token)
+                answers[key] = round(p, 4)
+        except Exception as exc:  # endpoint failure or no yes/no answer: failed, never defaulted
+            calls.extend(getattr(exc, "llm_calls", None) or [])
+            return Judgment(**base, status="failed", value=None, raw=raws, calls=calls,
+                            error=f"{type(exc).__name__}: {exc}"[:500])
+        confirmed = answers["confirmed"] >= self.threshold
+        persists = answers["persists"] >= self.threshold
+        solved = confirmed and not persists
+        reason = (f"user says fixed: P(yes)={answers['confirmed']:.2f}; says something still "
+                  f"fails or asks more: P(yes)={answers['persists']:.2f}")
+        return Judgment(**base, status="ok", value=solved, reason=reason, raw=raws, calls=calls,
+                        parsed={"method": "confirmation", "p_confirmed": answers["confirmed"],
+                                "p_persists": answers["persists"], "threshold": self.threshold,
+                                "confirmed": confirmed, "persists": persists, "solved": solved})
+
+
+class SelfScoreJudges:
+    """The per-turn judges of SelfScore (implements ``graphs.protocols.TurnJudges``).
+
+    ``solved_method`` picks the solved-check: ``confirmation`` (default, see
+    :class:`ConfirmationSolvedCheck`) or ``verdict`` (p4's single JSON verdict).
+    """
+
+    def __init__(self, judge: StructuredJudge, solved_method: str = "confirmation"):
+        if solved_method not in SOLVED_METHODS:
+            raise ValueError(f"unknown solved-check method {solved_method!r}; one of {SOLVED_METHODS}")
         self.judge = judge
+        self.solved_method = solved_method
+        self.confirmation = ConfirmationSolvedCheck(judge.client)
 
     async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
                                first_turn: bool) -> Judgment:
@@ -146,10 +217,15 @@ class SelfScoreJudges:
                                       HelpfulnessVerdict, lambda v: v.score)
 
     async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        if self.solved_method == "confirmation":
+            return await self.confirmation.judge(problem, history)
         statement = problem.problem_statement or problem.question
         task = prompts.SOLVED_CHECK.format(problem=escape_judged_text(statement))
-        return await self.judge.judge("solved", judge_messages(history, task),
-                                      SolvedVerdict, lambda v: v.solved)
+        judgment = await self.judge.judge("solved", judge_messages(history, task),
+                                          SolvedVerdict, lambda v: v.solved)
+        if judgment.parsed is not None:
+            judgment.parsed = {**judgment.parsed, "method": "verdict"}
+        return judgment
 
 
 async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:

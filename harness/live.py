@@ -42,7 +42,6 @@ from harness.circuit import CircuitOpenError
 from harness.compose import Runtime, run_name
 from harness.datasets import Task
 from harness.figures import interaction_figures, score_row
-from harness.participants import SimulatedUser
 from harness.retry import ModelCallError
 from harness.scoring import SCORER_VERSION
 from store import StoreReader, StoreWriter
@@ -219,7 +218,7 @@ class LiveSessions:
             if mode == "user":
                 user, helper = LiveUser(), self.runtime.llm_agent(agent)
             else:
-                user, helper = SimulatedUser(self.runtime.client("user")), LiveAgent()
+                user, helper = self.runtime.simulated_user(), LiveAgent()
             self._graphs[key] = self.runtime.selfscore_graph(
                 user, helper, StoreTurnSink(self.writer), checkpointer=self.checkpointer)
         return self._graphs[key]

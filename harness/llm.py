@@ -189,6 +189,9 @@ async def ask_yes_no(client: "RoleClient", messages: Sequence[BaseMessage],
     Returns:
         (P(yes) among yes/no, the token written, the call record).
     """
-    msg, call = await client.invoke(messages, purpose, max_tokens=1, logprobs=True, top_logprobs=10)
+    # temperature 0: the probabilities are read, never sampled (a role's own temperature, e.g.
+    # the simulated user's 0.7, would make the written token and a logprob-less verdict random)
+    msg, call = await client.invoke(messages, purpose, max_tokens=1, logprobs=True, top_logprobs=10,
+                                    temperature=0.0)
     p, token = yes_probability(msg)
     return p, token, call

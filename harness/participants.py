@@ -7,8 +7,10 @@ from typing import Mapping, Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall, Message, Problem, Reply
-from harness import prompts
-from harness.llm import RoleClient
+from harness import prompts, user_checks
+from harness.judges import escape_judged_text
+from harness.llm import RoleClient, ask_yes_no
+from harness.transcript import _clip
 
 HISTORY_CHARS = 9000  # keeps the prompt inside one llama.cpp slot's context
 
@@ -48,20 +50,76 @@ class PlainAgent:
         return Reply(text.strip(), [call])
 
 
-class SimulatedUser:
-    """An LLM playing the asker: knows the original question, answers the agent's questions,
-    reports what happened, never solves the problem itself. Turn 1 is the question itself."""
+def outcome_messages(problem: Problem, agent_message: str) -> list[BaseMessage]:
+    """The Yes/No question: does the agent's latest message fix the hidden true problem?"""
+    solution = (prompts.USER_OUTCOME_SOLUTION.format(solution=escape_judged_text(_clip(problem.solution, 1500)))
+                if problem.solution else "")
+    text = prompts.USER_OUTCOME.format(
+        problem=escape_judged_text(problem.problem_statement or problem.question),
+        solution_block=solution, agent=escape_judged_text(_clip(agent_message, 3000)))
+    return [SystemMessage(prompts.YES_NO_SYSTEM), HumanMessage(text)]
 
-    def __init__(self, client: RoleClient):
+
+def _facts_block(problem: Problem) -> str:
+    return "\n".join(f"- {escape_judged_text(f)}" for f in problem.facts) or "- (nothing beyond the question)"
+
+
+class SimulatedUser:
+    """An LLM playing the asker, grounded in the real thread (docs/selfscore.md).
+
+    Turn 1 is the question itself. Each later turn: (1) decide the outcome: does the agent's
+    latest message fix the hidden true problem (a Yes/No question answered from token
+    log-probabilities, P(yes) >= ``fix_threshold``)? (2) write the reply under that outcome,
+    with the asker's facts as a hidden scenario; (3) check it (``harness.user_checks``: rules,
+    then the judge role for contradictions when ``judge`` is given and the task has facts) and
+    regenerate a failed message up to ``max_regenerations`` times. The decision, every attempt
+    and every check are returned in ``Reply.extra["simulator"]`` and stored with the turn.
+    """
+
+    def __init__(self, client: RoleClient, judge: RoleClient | None = None,
+                 max_regenerations: int = 2, fix_threshold: float = 0.5):
         self.client = client
+        self.judge = judge
+        self.max_regenerations = max_regenerations
+        self.fix_threshold = fix_threshold
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
         if turn_index == 1 or not history:
             return Reply(problem.question)
-        messages = [SystemMessage(prompts.USER_SYSTEM.format(question=problem.question)),
-                    *_as_chat(window(history), "user")]
-        text, call = await self.client.complete(messages, "user:reply")
-        return Reply(_ROLE_PREFIX.sub("", text.strip()) or text.strip(), [call])
+        calls: list[LLMCall] = []
+        agent_message = history[-1].content if history[-1].role == "agent" else ""
+        p_fix, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),
+                                          "user:outcome")
+        calls.append(call)
+        fixed = p_fix >= self.fix_threshold
+        system = prompts.GROUNDED_USER_SYSTEM.format(
+            question=escape_judged_text(problem.question), facts=_facts_block(problem))
+        chat = _as_chat(window(history), "user")
+        note = prompts.USER_FIXED if fixed else prompts.USER_NOT_FIXED
+        chat[-1] = HumanMessage(f"{chat[-1].content}\n\n{note}")
+        attempts: list[dict] = []
+        text = ""
+        for attempt in range(self.max_regenerations + 1):
+            raw, call = await self.client.complete([SystemMessage(system), *chat], "user:reply")
+            calls.append(call)
+            text = _ROLE_PREFIX.sub("", raw.strip()) or raw.strip()
+            violations = [v.as_dict() for v in user_checks.rule_violations(text, problem, history, fixed)]
+            checks = {"rules": [v["kind"] for v in violations]}
+            if not violations and self.judge is not None and problem.facts:
+                p, more = await user_checks.contradicts_facts(self.judge, text, problem, history)
+                calls.extend(more)
+                checks["p_contradicts"] = round(p, 4)
+                if p >= 0.5:
+                    violations.append({"kind": "contradicts_facts", "evidence": f"judge P(yes)={p:.2f}"})
+            attempts.append({"text": text, "violations": violations, "checks": checks})
+            if not violations:
+                break
+        simulator = {"outcome": "fixed" if fixed else "not_fixed", "p_fix": round(p_fix, 4),
+                     "fix_threshold": self.fix_threshold, "attempts": attempts,
+                     "regenerations": len(attempts) - 1,
+                     "violations": sorted({v["kind"] for a in attempts for v in a["violations"]}),
+                     "unresolved": bool(attempts[-1]["violations"])}
+        return Reply(text, calls, {"simulator": simulator})
 
 
 class ScriptedUser:

@@ -5,6 +5,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness.conversation_report import conversation_lines
 from harness.scoring import summarize
 from harness.statistics import bootstrap_ci
 from harness.voice.report import voice_lines
@@ -45,6 +46,7 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
     lines.append("| mean_final_score 95% CI (bootstrap over interactions) | "
                  + (f"[{_fmt(ci['low'])}, {_fmt(ci['high'])}] |" if ci["low"] is not None
                     else f"n/a ({ci['reason']}) |"))
+    lines += conversation_lines(reader, run_id)
     if failed:
         lines += ["", f"{len(failed)} interaction(s) failed and are not scored; "
                   f"finish them with `deskbench run --resume {run_id}`:"]

@@ -1,19 +1,54 @@
-"""Judge sanity check: can the configured judge tell a clearly helpful reply from a useless one?
+"""Judge sanity check: can the configured judge tell a clearly helpful reply from a useless one,
+an easy problem from a hard one, a solved conversation from an unsolved one, and can the simulated
+user tell a fix of its true problem from a reply that is not one?
 
 Hand-written pairs (not from any dataset): each has a user question, a clearly helpful agent
 reply and a clearly useless one (vague, off-topic or refusing). The judge passes a pair when it
 scores the helpful reply strictly higher. Complexity pairs hold an easy and a hard problem;
 the judge passes when the hard one gets the higher weighted complexity. A judge that fails
 these makes every SelfScore figure meaningless, so the demo prints this report.
+
+The solved-check set (``data/sanity/solved_check.jsonl``, 26 conversations) and the simulated
+user's outcome set (``data/sanity/user_outcome.jsonl``, 16 scenarios) are half yes and half no,
+so a judge that always says "solved" or a user that always says "it works" gets half of them
+wrong; both are reported per class.
 """
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from graphs.protocols import Message, Problem
+from harness import prompts
 from harness.judges import SelfScoreJudges, StructuredJudge, judge_complexity
 from harness.scoring import weighted_complexity
+
+SANITY_DIR = Path(__file__).parent / "data" / "sanity"
+
+
+def _load(name: str) -> list[dict]:
+    return [json.loads(line) for line in (SANITY_DIR / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def solved_cases() -> list[dict]:
+    """The solved-check sanity conversations (half solved)."""
+    return _load("solved_check.jsonl")
+
+
+def outcome_cases() -> list[dict]:
+    """The simulated user's outcome scenarios (half fixes)."""
+    return _load("user_outcome.jsonl")
+
+
+def balanced(cases: list[dict], n: int | None, key: str) -> list[dict]:
+    """The first ``n`` cases, alternating between the yes and the no class (all when None)."""
+    if n is None:
+        return cases
+    yes, no = [c for c in cases if c[key]], [c for c in cases if not c[key]]
+    out = [c for pair in zip(yes, no) for c in pair]
+    return out[:n]
 
 HELPFULNESS_PAIRS: list[tuple[str, str, str]] = [
     ("My Ubuntu laptop says 'No space left on device' when I save files. How do I find what is filling the disk?",
@@ -71,10 +106,36 @@ COMPLEXITY_PAIRS: list[tuple[str, str]] = [
 
 
 @dataclass
+class Verdict:
+    """One yes/no sanity case: what was expected, what came back (None: failed), and details."""
+
+    id: str
+    expected: bool
+    got: bool | None
+    detail: str = ""
+
+    @property
+    def right(self) -> bool:
+        return self.got is not None and self.got == self.expected
+
+
+def class_counts(cases: list[Verdict]) -> tuple[int, int, int, int]:
+    """(right on yes, yes cases, right on no, no cases)."""
+    yes = [c for c in cases if c.expected]
+    no = [c for c in cases if not c.expected]
+    return sum(c.right for c in yes), len(yes), sum(c.right for c in no), len(no)
+
+
+@dataclass
 class SanityReport:
     helpful_pairs: list[tuple[int | None, int | None]]
     complexity_pairs: list[tuple[float | None, float | None]]
     judge_model: str
+    solved: list[Verdict] = field(default_factory=list)
+    outcome: list[Verdict] = field(default_factory=list)
+    replies: list[Verdict] = field(default_factory=list)
+    solved_method: str = "confirmation"
+    user_model: str = ""
 
     @property
     def helpful_correct(self) -> int:
@@ -87,31 +148,73 @@ class SanityReport:
 
     @property
     def failed(self) -> int:
-        return sum(v is None for pair in [*self.helpful_pairs, *self.complexity_pairs] for v in pair)
+        return sum(v is None for pair in [*self.helpful_pairs, *self.complexity_pairs] for v in pair) + \
+            sum(c.got is None for c in [*self.solved, *self.outcome, *self.replies])
 
     def lines(self) -> list[str]:
-        out = [f"Judge sanity ({self.judge_model}): helpful reply scored higher in "
-               f"{self.helpful_correct}/{len(self.helpful_pairs)} pairs; harder problem rated more "
-               f"complex in {self.complexity_correct}/{len(self.complexity_pairs)} pairs"
+        out = [f"Judge sanity ({self.judge_model}, prompt {prompts.PROMPT_VERSION}): helpful reply "
+               f"scored higher in {self.helpful_correct}/{len(self.helpful_pairs)} pairs; harder "
+               f"problem rated more complex in {self.complexity_correct}/{len(self.complexity_pairs)} pairs"
                + (f"; {self.failed} judgments failed" if self.failed else "") + "."]
+        if self.solved:
+            ys, yn, ns, nn = class_counts(self.solved)
+            out.append(f"Solved-check ({self.solved_method}): right on {ys}/{yn} solved and {ns}/{nn} "
+                       f"unsolved conversations.")
+        if self.outcome:
+            ys, yn, ns, nn = class_counts(self.outcome)
+            out.append(f"Simulated user ({self.user_model}): outcome right on {ys}/{yn} fixes and "
+                       f"{ns}/{nn} non-fixes" + (self._reply_line() if self.replies else "") + ".")
         for i, (good, bad) in enumerate(self.helpful_pairs):
             out.append(f"  helpfulness pair {i + 1}: helpful {good} vs useless {bad}"
                        + ("" if good is not None and bad is not None and good > bad else "  <-- wrong order"))
         for i, (easy, hard) in enumerate(self.complexity_pairs):
             out.append(f"  complexity pair {i + 1}: easy {_fmt(easy)} vs hard {_fmt(hard)}"
                        + ("" if easy is not None and hard is not None and hard > easy else "  <-- wrong order"))
+        for label, cases in (("solved-check", self.solved), ("user outcome", self.outcome),
+                             ("user reply", self.replies)):
+            for c in cases:
+                got = "failed" if c.got is None else ("yes" if c.got else "no")
+                out.append(f"  {label} {c.id}: expected {'yes' if c.expected else 'no'}, got {got}"
+                           f"{'  (' + c.detail + ')' if c.detail else ''}" + ("" if c.right else "  <-- wrong"))
         return out
+
+    def _reply_line(self) -> str:
+        ys, yn, ns, nn = class_counts(self.replies)
+        return f"; its reply reports success on {ys}/{yn} fixes and persists on {ns}/{nn} non-fixes"
 
 
 def _fmt(value: float | None) -> str:
     return "failed" if value is None else f"{value:.1f}"
 
 
+def _solved_problem(case: dict) -> tuple[Problem, list[Message]]:
+    history = [Message(m["role"], m["content"]) for m in case["conversation"]]
+    return Problem(f"sanity:{case['id']}", history[0].content, None, case["problem"]), history
+
+
+def _outcome_problem(case: dict) -> tuple[Problem, list[Message]]:
+    problem = Problem(f"sanity:{case['id']}", case["question"], None, case["problem"],
+                      solution=case["solution"], problem_source="solution", facts=tuple(case["facts"]))
+    return problem, [Message("user", case["question"]), Message("agent", case["agent"])]
+
+
 async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                      helpful_pairs: int | None = None, complexity_pairs: int | None = None,
-                     concurrency: int = 4) -> SanityReport:
-    """Judge the first ``helpful_pairs`` / ``complexity_pairs`` pairs (all by default)."""
-    judges = SelfScoreJudges(judge)
+                     concurrency: int = 4, solved: int | None = 0, outcome: int | None = 0,
+                     judges: SelfScoreJudges | None = None, user=None,
+                     replies: bool = True) -> SanityReport:
+    """Judge the first ``helpful_pairs`` / ``complexity_pairs`` pairs (all by default), and
+    ``solved`` solved-check conversations and ``outcome`` simulated-user scenarios (balanced
+    between yes and no; None = all, 0 = none).
+
+    Args:
+        judges: the turn judges whose solved-check is tested (default: on ``judge``).
+        user: a ``harness.participants.SimulatedUser`` for the outcome cases (needed when
+            ``outcome`` is not 0); with ``replies`` its whole reply is generated and checked too.
+    """
+    from harness.user_checks import claims_success
+
+    judges = judges or SelfScoreJudges(judge)
     semaphore = asyncio.Semaphore(concurrency)
 
     async def helpfulness(question: str, reply: str) -> int | None:
@@ -128,9 +231,35 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
         v = j.value
         return weighted_complexity(v["critical_thinking"], v["error_handling"], v["topic_knowledge"])
 
+    async def solved_case(case: dict) -> Verdict:
+        problem, history = _solved_problem(case)
+        async with semaphore:
+            j = await judges.solved(problem, history)
+        return Verdict(case["id"], case["solved"], j.value if j.ok else None, j.reason or j.error or "")
+
+    async def outcome_case(case: dict) -> tuple[Verdict, Verdict | None]:
+        problem, history = _outcome_problem(case)
+        async with semaphore:
+            try:
+                reply = await user.respond(problem, history, 2)
+            except Exception as exc:  # a failed call is a failed case, reported
+                return Verdict(case["id"], case["fixed"], None, str(exc)[:80]), None
+        sim = reply.extra["simulator"]
+        decided = Verdict(case["id"], case["fixed"], sim["outcome"] == "fixed", f"P(fix)={sim['p_fix']:.2f}")
+        said = Verdict(case["id"], case["fixed"], claims_success(reply.text or ""), (reply.text or "")[:90])
+        return decided, said
+
     hp = HELPFULNESS_PAIRS[:helpful_pairs] if helpful_pairs is not None else HELPFULNESS_PAIRS
     cp = COMPLEXITY_PAIRS[:complexity_pairs] if complexity_pairs is not None else COMPLEXITY_PAIRS
+    sc = balanced(solved_cases(), solved, "solved") if solved != 0 else []
+    oc = balanced(outcome_cases(), outcome, "fixed") if outcome != 0 and user is not None else []
     scores = await asyncio.gather(*(helpfulness(q, r) for q, good, bad in hp for r in (good, bad)),
                                   *(complexity(s) for pair in cp for s in pair))
     h, c = scores[: 2 * len(hp)], scores[2 * len(hp):]
-    return SanityReport(list(zip(h[0::2], h[1::2])), list(zip(c[0::2], c[1::2])), judge.client.model_name)
+    solved_verdicts = list(await asyncio.gather(*(solved_case(x) for x in sc)))
+    outcomes = list(await asyncio.gather(*(outcome_case(x) for x in oc)))
+    return SanityReport(list(zip(h[0::2], h[1::2])), list(zip(c[0::2], c[1::2])), judge.client.model_name,
+                        solved=solved_verdicts, outcome=[d for d, _ in outcomes],
+                        replies=[r for _, r in outcomes if r is not None] if replies else [],
+                        solved_method=judges.solved_method,
+                        user_model=user.client.model_name if user is not None else "")

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 from graphs.protocols import Judgment, Message, Problem
 from harness import prompts
 from harness.compose import Runtime
-from harness.judges import SelfScoreJudges, judge_complexity
+from harness.judges import judge_complexity
 from harness.jsonl import JsonlError, json_type, read_jsonl, write_jsonl
 from harness.preprocess import extraction_messages
 from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
@@ -282,7 +282,7 @@ class _Judging:
                 self._record(record, i, key, None, "no problem statement (its extraction failed)")
                 return
         problem = Problem(record["id"], record["question"], None, record.get("problem"))
-        judges = SelfScoreJudges(self.runtime.structured_judge("judge"))
+        judges = self.runtime.turn_judges()
         history = _history(record["turns"], i, with_agent=key != "user_helpfulness")
         async with self.slots:
             if key == "user_helpfulness":

@@ -57,6 +57,8 @@ def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later:
                 n = sum(1 for m in messages if m.type == "ai") + 1
                 return f"Step {n}: open the network settings and toggle the adapter."
             if role == "user":
+                if "Answer Yes or No" in last:  # the outcome decision: the agent's fix never works
+                    return "No"
                 return "I tried that and the wifi still drops."
             if role == "extractor":
                 return "Summary: wifi drops." if "Dumb this question down" in last else "The wifi driver crashes."
@@ -70,6 +72,16 @@ def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later:
                 return json.dumps({"reason": "ok", "score": user_later})
             if "the latest AGENT message is for solving" in last:
                 return json.dumps({"reason": "good", "score": agent_score})
+            if "Answer Yes or No" in last:
+                # the solved-check's questions see the conversation up to the user's latest
+                # message: this turn's agent reply is not in it
+                solved = solve_at is not None and agent_turns(messages) + 1 >= solve_at
+                if "says that this problem is now fixed" in last or "say that this problem is now fixed" in last:
+                    return "Yes" if solved else "No"
+                if "still does not work" in last:
+                    return "No" if solved else "Yes"
+                if "contradicts these facts" in last:
+                    return "No"
             if "actually solved" in last:
                 solved = solve_at is not None and agent_turns(messages) >= solve_at
                 return json.dumps({"reason": "checked", "solved": solved})

@@ -22,7 +22,9 @@ from tests.fakes import ScriptedChatModel, default_responder
 
 def judges_with(responder) -> tuple[SelfScoreJudges, ScriptedChatModel]:
     model = ScriptedChatModel(responder=responder, prompts=[])
-    return SelfScoreJudges(StructuredJudge(RoleClient("judge", ModelSpec(model="fake-judge"), model), 1)), model
+    # the runner is tested on the verdict solved-check, which reads the attacked agent message
+    return SelfScoreJudges(StructuredJudge(RoleClient("judge", ModelSpec(model="fake-judge"), model), 1),
+                           "verdict"), model
 
 
 def latest_text(messages) -> str:

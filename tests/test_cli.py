@@ -47,7 +47,11 @@ def test_run_export_rescore_runs(tmp_path, tasks_file, endpoint, capsys):
     assert {r["model"] for r in endpoint.requests} == {f"{r}-fake" for r in ROLES}
     assert all((r.get("max_completion_tokens") or r.get("max_tokens")) for r in endpoint.requests)
     judge_requests = [r for r in endpoint.requests if r["model"] == "judge-fake"]
-    assert all(r["response_format"]["type"] == "json_schema" for r in judge_requests)
+    # judge calls: a JSON-schema verdict, or a one-token Yes/No question with log-probabilities
+    yes_no = [r for r in judge_requests if r.get("logprobs")]
+    assert yes_no and all(r["top_logprobs"] == 10 and r["temperature"] == 0.0 and
+                          (r.get("max_completion_tokens") or r.get("max_tokens")) == 1 for r in yes_no)
+    assert all(r["response_format"]["type"] == "json_schema" for r in judge_requests if r not in yes_no)
 
     assert main(["rescore", "--store", str(store), "cli-test"]) == 0
     assert "0 changed" in capsys.readouterr().out

@@ -81,8 +81,14 @@ def test_every_judgment_keeps_raw_output_model_and_prompt_version(tmp_path, task
     kinds = {j["kind"] for j in js}
     assert kinds == {"complexity", "user_helpfulness", "agent_helpfulness", "solved"}
     for j in js:
-        assert j["status"] == "ok" and j["model"] == "qwen2.5-coder-1.5b"
-        assert j["prompt_version"] and json.loads(j["raw_json"])[0].startswith("{")
+        assert j["status"] == "ok" and j["model"] == "qwen2.5-coder-1.5b" and j["prompt_version"]
+        raw = json.loads(j["raw_json"])
+        if j["kind"] == "solved":  # the confirmation method: Yes/No tokens, none on turn 1
+            parsed = json.loads(j["parsed_json"])
+            assert parsed["method"] == "confirmation"
+            assert raw == [] if j["turn_index"] == 1 else (len(raw) == 2 and set(raw) <= {"Yes", "No"})
+        else:
+            assert raw[0].startswith("{")
     score = reader.scores(run_id)[0]
     assert score["judge_model"] == "qwen2.5-coder-1.5b" and score["scorer_version"]
     assert score["prompt_version"] == reader.run(run_id)["prompt_version"]

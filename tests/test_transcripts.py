@@ -140,9 +140,10 @@ def test_only_missing_values_are_judged(tmp_path, runtime_for):
     assert summary["failed_judgments"] == 0 and summary["count"] == 2 and summary["scored"] == 2
 
     prompts_sent = [str(p[-1].content) for p in models["judge"].prompts]
-    solved_checks = [p for p in prompts_sent if "actually solved" in p]
+    solved_checks = [p for p in prompts_sent if "is now fixed" in p]  # the confirmation questions
     assert any("<problem>The printer is offline.</problem>" in p for p in solved_checks)
-    assert any("<problem>The wifi driver crashes.</problem>" in p for p in solved_checks)
+    # b's missing solved is on turn 1: never solved there, and no call is made for it
+    assert not any("<problem>The wifi driver crashes.</problem>" in p for p in solved_checks)
     later_user = next(p for p in prompts_sent if "rate the latest USER message" in p)
     assert "Updated, still drops." in later_user and "Disable power saving." not in later_user
 

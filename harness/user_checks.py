@@ -1,0 +1,167 @@
+"""Checks of a simulated user's message: cheap rules first, then (optionally) the judge role.
+
+A simulated user must stay a user: it must not leak the hidden solution, act as the agent,
+contradict the facts of its scenario, or claim a success that the turn's decided outcome does
+not explain (nor miss reporting one that it does). :func:`rule_violations` finds these with
+rules; :func:`contradicts_facts` asks the judge role one Yes/No question. The simulated user
+(``harness.participants.SimulatedUser``) regenerates a message that fails, a bounded number of
+times, and stores every check with the turn.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from graphs.protocols import LLMCall, Message, Problem
+
+# --- acting as the agent: instructions, explanations, assistant phrases ------------------------
+_AGENT_PATTERNS = [
+    r"^\s*(sure|certainly|of course|absolutely)\b[,!.]",
+    r"\bhere(?:'s| is) (?:how|what you)\b",
+    r"\byou (?:can|should|need to|could|may want to|might want to|must) (?!tell|help|see)\w+",
+    r"\b(?:to (?:fix|solve|resolve) (?:this|that|the|your))\b",
+    r"\bi hope (?:this|that) helps\b",
+    r"\blet me know if\b",
+    r"^\s*(?:\d+[.)]|[-*])\s+\S.*\n\s*(?:\d+[.)]|[-*])\s+\S",  # a list of steps
+    r"```",
+    r"\b(?:as an ai|i am an ai|i'm an ai|language model)\b",
+    r"\bhow can i (?:help|assist) you\b",
+]
+_AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
+
+# --- claims of success, and their negations ----------------------------------------------------
+_SUCCESS_RE = re.compile(
+    r"\b(?:works? (?:now|again|fine now|perfectly)|(?:is|are|it's) working (?:now|again)|"
+    r"(?:that|this|it) (?:worked|did it|did the trick|fixed it|solved it)|"
+    r"(?:fixed|solved|resolved) (?:it|the problem|my problem)|"
+    r"(?:problem|issue|error) (?:is |was )?(?:gone|solved|fixed|resolved)|"
+    r"(?:is|are) back(?: now)?\b|shows? up now|loads? (?:now|again))", re.I)
+_NEGATION_RE = re.compile(r"\b(?:not|n't|no longer|never|still|didn't|doesn't|isn't|wasn't|won't|"
+                          r"can't|cannot|same (?:error|problem))\b", re.I)
+
+# --- leaks: distinctive terms of the hidden problem or solution --------------------------------
+_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]*[A-Za-z0-9]")
+_STOP = set("""about above after again against all also always because been before being below
+between both cannot could does doing down during each from further have having here into itself
+just more most must only other over same should some such than that their them then there these
+they this those through under until very were what when where which while will with would your
+yours thing things work works working problem problems issue user users computer machine system
+something someone anything still already fixed solve solved solution cause caused because need
+needs make sure then open file files using used use""".split())
+_TECHNICAL_RE = re.compile(r"[0-9._/+-]|^[a-z]+[A-Z]")  # versions, paths, packages, commands
+
+# --- contradictions: a product named with a version other than the facts' -----------------------
+_VERSION_RE = re.compile(r"\b(ubuntu|windows|debian|fedora|macos|os x|kernel|python|firefox|"
+                         r"gnome|kde|office|excel|outlook|chrome)\s+v?(\d+(?:\.\d+)*)", re.I)
+
+
+@dataclass(slots=True)
+class Violation:
+    """One failed check: its kind and the evidence (the text that tripped it)."""
+
+    kind: str  # leaks_solution | acts_as_agent | contradicts_facts | false_success | missed_success
+    evidence: str
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "evidence": self.evidence[:160]}
+
+
+def _stem(word: str) -> str:
+    """A crude stem, so that "installed" and "install" are one term."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _terms(text: str) -> set[str]:
+    return {_stem(w.lower().strip(".")) for w in _WORD_RE.findall(text or "")}
+
+
+def leaked_terms(message: str, problem: Problem, history: Sequence[Message]) -> list[str]:
+    """Distinctive words of the hidden problem statement and solution that the user's message
+    uses although neither the question, the facts, nor any agent message said them."""
+    hidden = _terms(problem.problem_statement or "") | _terms(problem.solution or "")
+    known = _terms(problem.question) | _terms(" ".join(problem.facts)) | _terms(
+        " ".join(m.content for m in history))
+    leaked = []
+    for raw in _WORD_RE.findall(message):
+        w = raw.lower().strip(".")
+        stem = _stem(w)
+        if stem in hidden and stem not in known and w not in _STOP and len(w) >= 4 and w not in leaked:
+            leaked.append(w)
+    return leaked
+
+
+def _is_leak(terms: list[str]) -> bool:
+    technical = [t for t in terms if _TECHNICAL_RE.search(t)]
+    return bool(technical) or len(terms) >= 3
+
+
+def claims_success(message: str) -> bool:
+    """The message says the problem is fixed (a success phrase not negated in its clause)."""
+    for m in _SUCCESS_RE.finditer(message):
+        clause_start = max(message.rfind(sep, 0, m.start()) for sep in (".", ",", ";", " but ", "!", "?"))
+        clause = message[clause_start + 1: m.end() + 12]
+        if not _NEGATION_RE.search(clause):
+            return True
+    return False
+
+
+def version_conflicts(message: str, facts: Sequence[str], question: str) -> list[str]:
+    """Products the message names with a version other than the one the facts or question give."""
+    known: dict[str, set[str]] = {}
+    for text in (*facts, question):
+        for product, version in _VERSION_RE.findall(text):
+            known.setdefault(product.lower(), set()).add(version)
+    out = []
+    for product, version in _VERSION_RE.findall(message):
+        seen = known.get(product.lower())
+        if seen and version not in seen and not any(v.startswith(version) or version.startswith(v) for v in seen):
+            out.append(f"{product} {version} (facts: {', '.join(sorted(seen))})")
+    return out
+
+
+def rule_violations(message: str, problem: Problem, history: Sequence[Message],
+                    fixed: bool | None) -> list[Violation]:
+    """The rule checks of one simulated user message.
+
+    Args:
+        message: the user's candidate message.
+        problem: the interaction's problem, with the hidden statement, solution and facts.
+        history: the conversation before this message (ends with the agent's message).
+        fixed: the turn's decided outcome (the agent's instruction fixes the true cause), or
+            None when no outcome was decided (no success rule then).
+    """
+    out: list[Violation] = []
+    for rx in _AGENT_RE:
+        m = rx.search(message)
+        if m:
+            out.append(Violation("acts_as_agent", m.group(0)))
+            break
+    terms = leaked_terms(message, problem, history)
+    if terms and _is_leak(terms):
+        out.append(Violation("leaks_solution", ", ".join(terms)))
+    for conflict in version_conflicts(message, problem.facts, problem.question):
+        out.append(Violation("contradicts_facts", conflict))
+    success = claims_success(message)
+    if fixed is False and success:
+        out.append(Violation("false_success", message))
+    elif fixed is True and not success:
+        out.append(Violation("missed_success", message))
+    return out
+
+
+async def contradicts_facts(client, message: str, problem: Problem,
+                            history: Sequence[Message]) -> tuple[float, list[LLMCall]]:
+    """P(yes) that ``message`` contradicts the scenario's facts, asked of the judge role."""
+    from harness import prompts
+    from harness.judges import escape_judged_text, yes_no_messages
+    from harness.llm import ask_yes_no
+
+    facts = escape_judged_text("; ".join(problem.facts))
+    question = prompts.USER_CONTRADICTS.format(facts=facts)
+    p, _, call = await ask_yes_no(client, yes_no_messages([*history, Message("user", message)], question),
+                                  "judge:user_check")
+    return p, [call]

@@ -1,0 +1,198 @@
+"""The solved-check's decomposition, the grounded simulated user and its checks (fake models)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from graphs.protocols import Message, Problem
+from harness.config import ModelSpec
+from harness.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
+from harness.llm import RoleClient, yes_probability
+from harness.participants import SimulatedUser
+from harness.sanity import balanced, outcome_cases, solved_cases
+from harness.user_checks import claims_success, leaked_terms, rule_violations, version_conflicts
+from tests.fakes import ScriptedChatModel
+
+
+def client(responder, role="judge") -> tuple[RoleClient, ScriptedChatModel]:
+    model = ScriptedChatModel(responder=responder, prompts=[])
+    return RoleClient(role, ModelSpec(model=f"fake-{role}"), model), model
+
+
+# -- yes/no from log-probabilities -----------------------------------------------------------------
+def test_yes_probability_from_top_logprobs_sums_case_and_space_variants():
+    msg = AIMessage("Yes", response_metadata={"logprobs": {"content": [{"token": "Yes", "logprob": -0.2,
+        "top_logprobs": [{"token": "Yes", "logprob": -0.5}, {"token": " yes", "logprob": -2.0},
+                         {"token": "No", "logprob": -1.0}, {"token": "Maybe", "logprob": -3.0}]}]}})
+    p, token = yes_probability(msg)
+    import math
+    y, n = math.exp(-0.5) + math.exp(-2.0), math.exp(-1.0)
+    assert p == pytest.approx(y / (y + n)) and token == "Yes"
+
+
+def test_yes_probability_falls_back_to_the_word_and_rejects_other_text():
+    assert yes_probability(AIMessage("No."))[0] == 0.0
+    assert yes_probability(AIMessage("yes"))[0] == 1.0
+    with pytest.raises(ValueError, match="Yes or No"):
+        yes_probability(AIMessage("Perhaps"))
+
+
+# -- the solved-check ----------------------------------------------------------------------------
+CONVERSATION = [Message("user", "My printer is offline."), Message("agent", "Restart the spooler."),
+                Message("user", "Done, it prints again."), Message("agent", "Great!")]
+PROBLEM = Problem("i", "My printer is offline.", None, "The print spooler stopped.")
+
+
+def answers(confirmed: str, persists: str):
+    def respond(messages, kwargs):
+        last = str(messages[-1].content)
+        assert kwargs.get("max_tokens") == 1 and kwargs.get("logprobs") is True
+        return confirmed if "now fixed" in last else persists
+    return respond
+
+
+@pytest.mark.parametrize("confirmed,persists,solved", [("Yes", "No", True), ("Yes", "Yes", False),
+                                                        ("No", "No", False), ("No", "Yes", False)])
+async def test_solved_needs_a_confirmation_and_nothing_still_failing(confirmed, persists, solved):
+    judge_client, model = client(answers(confirmed, persists))
+    j = await ConfirmationSolvedCheck(judge_client).judge(PROBLEM, CONVERSATION)
+    assert j.ok and j.value is solved and j.kind == "solved" and len(j.calls) == 2
+    assert j.parsed["method"] == "confirmation" and j.parsed["solved"] is solved
+    assert set(j.parsed) >= {"p_confirmed", "p_persists", "threshold"}
+    # the questions see the conversation up to the user's latest message, not the agent's reply
+    prompt = str(model.prompts[0][-1].content)
+    assert "Done, it prints again." in prompt and "Great!" not in prompt
+    assert "The print spooler stopped." in prompt
+
+
+async def test_turn_one_is_never_solved_and_costs_no_call():
+    judge_client, model = client(answers("Yes", "No"))
+    j = await ConfirmationSolvedCheck(judge_client).judge(PROBLEM, CONVERSATION[:2])
+    assert j.ok and j.value is False and model.calls == 0 and j.parsed["skipped"] == "first turn"
+
+
+async def test_an_answer_that_is_not_yes_or_no_fails_the_judgment_never_defaults():
+    judge_client, _ = client(lambda m, k: "Possibly")
+    j = await ConfirmationSolvedCheck(judge_client).judge(PROBLEM, CONVERSATION)
+    assert j.status == "failed" and j.value is None and "Yes or No" in j.error
+
+
+async def test_verdict_method_keeps_the_json_verdict_and_records_its_method():
+    judge_client, _ = client(lambda m, k: json.dumps({"reason": "ok", "solved": True}))
+    judges = SelfScoreJudges(StructuredJudge(judge_client, 0), "verdict")
+    j = await judges.solved(PROBLEM, CONVERSATION)
+    assert j.ok and j.value is True and j.parsed["method"] == "verdict"
+    with pytest.raises(ValueError, match="unknown solved-check method"):
+        SelfScoreJudges(StructuredJudge(judge_client, 0), "always")
+
+
+def test_sanity_sets_are_balanced_and_alternate():
+    s, o = solved_cases(), outcome_cases()
+    assert len(s) >= 24 and sum(c["solved"] for c in s) * 2 == len(s)
+    assert len(o) >= 16 and sum(c["fixed"] for c in o) * 2 == len(o)
+    assert all(c["conversation"][-1]["role"] == "agent" for c in s)
+    assert [c["solved"] for c in balanced(s, 4, "solved")] == [True, False, True, False]
+
+
+# -- rule checks of a simulated user message -------------------------------------------------------
+SCENARIO = Problem("i", "My laptop shows no wireless networks.", None,
+                   "The proprietary Broadcom wireless driver is not installed.",
+                   solution="sudo apt install bcmwl-kernel-source, then reboot",
+                   facts=("Ubuntu 22.04", "a Broadcom BCM4313 card"))
+BEFORE = [Message("user", SCENARIO.question), Message("agent", "Which Ubuntu version is it?")]
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("Sure! To fix this, you should install the driver.", "acts_as_agent"),
+    ("1. Open a terminal\n2. Run the update", "acts_as_agent"),
+    ("I think I need bcmwl-kernel-source installed.", "leaks_solution"),
+    ("It is Ubuntu 20.04.", "contradicts_facts"),
+])
+def test_rules_flag_each_violation(text, kind):
+    assert kind in [v.kind for v in rule_violations(text, SCENARIO, BEFORE, None)]
+
+
+@pytest.mark.parametrize("text", ["It is Ubuntu 22.04.", "I don't know, I just see no networks.",
+                                  "The card is a Broadcom BCM4313, if that helps."])
+def test_rules_pass_plain_user_answers(text):
+    assert rule_violations(text, SCENARIO, BEFORE, None) == []
+
+
+def test_a_term_the_agent_said_first_is_not_a_leak():
+    told = [*BEFORE, Message("user", "22.04"), Message("agent", "Install bcmwl-kernel-source and reboot.")]
+    assert leaked_terms("I installed bcmwl-kernel-source and rebooted.", SCENARIO, told) == []
+
+
+@pytest.mark.parametrize("text,success", [
+    ("That did it, it works now.", True), ("The networks show up now, thanks!", True),
+    ("I rebooted but it still doesn't work.", False), ("It works right now, but it dropped again.", False),
+    ("It is not working again.", False), ("Same error as before.", False),
+])
+def test_claims_success(text, success):
+    assert claims_success(text) is success
+
+
+def test_success_must_match_the_decided_outcome():
+    kinds = lambda text, fixed: [v.kind for v in rule_violations(text, SCENARIO, BEFORE, fixed)]
+    assert kinds("It works now, thanks!", False) == ["false_success"]
+    assert kinds("I did it but I still see no networks.", True) == ["missed_success"]
+    assert kinds("I did it and it works now.", True) == []
+
+
+def test_version_conflicts_name_the_fact():
+    assert version_conflicts("on Windows 11", ["Windows 10"], "") == ["Windows 11 (facts: 10)"]
+    assert version_conflicts("Ubuntu 22.04.3", ["Ubuntu 22.04"], "") == []
+
+
+# -- the grounded simulated user -------------------------------------------------------------------
+def user_model(outcome: str, replies: list[str]):
+    queue = list(replies)
+
+    def respond(messages, kwargs):
+        if kwargs.get("logprobs"):
+            return outcome
+        return queue.pop(0)
+    return respond
+
+
+async def test_the_user_reports_success_only_under_a_fix_outcome_and_regenerates_a_false_one():
+    user_client, model = client(user_model("No", ["Great, it works now!", "I did that but still no networks."]),
+                                role="user")
+    history = [*BEFORE[:1], Message("agent", "Restart your router.")]
+    reply = await SimulatedUser(user_client, None, max_regenerations=2).respond(SCENARIO, history, 2)
+    sim = reply.extra["simulator"]
+    assert reply.text == "I did that but still no networks."
+    assert sim["outcome"] == "not_fixed" and sim["regenerations"] == 1 and not sim["unresolved"]
+    assert sim["attempts"][0]["violations"][0]["kind"] == "false_success"
+    assert sim["violations"] == ["false_success"]
+    # the hidden scenario is in the user's prompt; the outcome note is on the agent's message
+    system, *_, last = model.prompts[1]
+    assert "a Broadcom BCM4313 card" in system.content and "NOT solved" in last.content
+    assert len(reply.calls) == 3  # the outcome question and two replies
+
+
+async def test_a_message_failing_every_attempt_is_kept_and_marked_unresolved():
+    user_client, _ = client(user_model("Yes", ["Still nothing.", "Nope, nothing.", "No change."]), role="user")
+    reply = await SimulatedUser(user_client, None, max_regenerations=2).respond(SCENARIO, BEFORE, 2)
+    sim = reply.extra["simulator"]
+    assert sim["outcome"] == "fixed" and sim["regenerations"] == 2 and sim["unresolved"]
+    assert reply.text == "No change."
+
+
+async def test_the_judge_checks_contradictions_when_the_task_has_facts():
+    user_client, _ = client(user_model("No", ["It is Ubuntu, I think.", "It is Ubuntu 22.04."]), role="user")
+    verdicts = iter(["Yes", "No"])
+    judge_client, judge = client(lambda m, k: next(verdicts))
+    reply = await SimulatedUser(user_client, judge_client, max_regenerations=1).respond(SCENARIO, BEFORE, 2)
+    sim = reply.extra["simulator"]
+    assert reply.text == "It is Ubuntu 22.04." and judge.calls == 2
+    assert sim["attempts"][0]["violations"][0]["kind"] == "contradicts_facts"
+    assert sim["attempts"][1]["checks"]["p_contradicts"] == 0.0
+
+
+async def test_turn_one_is_the_question_without_any_call():
+    user_client, model = client(user_model("Yes", []), role="user")
+    reply = await SimulatedUser(user_client).respond(SCENARIO, [], 1)
+    assert reply.text == SCENARIO.question and model.calls == 0 and reply.extra is None
