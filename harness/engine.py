@@ -108,9 +108,15 @@ class EmbeddedServer:
         url = f"http://127.0.0.1:{self.port}/health"
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                code = self.process.returncode
+                hint = ("\nIt died of an illegal instruction (SIGILL): the engine was compiled for "
+                        "CPU features this machine cannot run (a native build with AMX kernels on a "
+                        "VM without AMX). Rebuild it portable: CMAKE_ARGS=-DGGML_NATIVE=OFF "
+                        ".venv/bin/pip install --force-reinstall --no-deps --no-cache-dir "
+                        "gguf-server==0.0.3" if code == -signal.SIGILL else "")
                 raise EngineError(
                     f"The embedded server for {self.model_key} exited with code "
-                    f"{self.process.returncode} during start-up. Its log: {self.log_path}\n"
+                    f"{code} during start-up. Its log: {self.log_path}{hint}\n"
                     + _tail(self.log_path)
                 )
             try:

@@ -60,6 +60,15 @@ def test_server_that_dies_at_start_gives_its_log(tmp_path, fake_model):
         EmbeddedServer("qwen2.5-coder-1.5b", EngineConfig(server_binary=str(bad))).start()
 
 
+def test_server_killed_by_an_illegal_instruction_says_how_to_rebuild(tmp_path, fake_model):
+    ill = script(tmp_path, "import os, signal\nprint('loading model')\nos.kill(os.getpid(), signal.SIGILL)\n")
+    with pytest.raises(EngineError) as err:
+        EmbeddedServer("qwen2.5-coder-1.5b", EngineConfig(server_binary=str(ill))).start()
+    text = str(err.value)
+    assert "illegal instruction (SIGILL)" in text and "CMAKE_ARGS=-DGGML_NATIVE=OFF" in text
+    assert "loading model" in text  # the log's tail
+
+
 def test_server_that_never_gets_healthy_times_out_and_is_stopped(tmp_path, fake_model):
     hang = script(tmp_path, "import time\ntime.sleep(60)\n")
     server = EmbeddedServer("qwen2.5-coder-1.5b", EngineConfig(server_binary=str(hang), startup_timeout_s=1))
