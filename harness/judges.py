@@ -145,31 +145,36 @@ def yes_no_messages(history: Sequence[Message], question: str) -> list[BaseMessa
 
 
 class ConfirmationSolvedCheck:
-    """The solved-check as two Yes/No questions about the user's latest message.
+    """The solved-check from the user's confirmation (method ``confirmation``, docs/selfscore.md).
 
-    Solved when the user says the problem is fixed (P(yes) >= threshold) and does not say that
-    something still fails, that the fix is untried, or ask something new. The agent's latest
-    reply does not decide: a fix counts once the user reports that it worked (the simulated user
-    reports so only when the fix addresses the hidden cause). Turn 1 is never solved: the user
-    has not answered an agent message yet. Both probabilities are stored with the judgment.
+    P(the user says this problem is fixed) is the mean P(yes) of one Yes/No question about the
+    user's latest message in two phrasings (token log-probabilities); solved when it is at
+    least ``threshold`` and no rule finds the problem persisting, the fix untried or a new
+    question first (``harness.user_checks.persisting_cues``). The agent's latest reply does not
+    decide: a fix counts once the user reports that it worked (the simulated user reports so only
+    when the fix addresses the hidden cause). Turn 1 is never solved: the user has not answered
+    an agent message yet. The probabilities and the cues are stored with the judgment.
     """
+
+    QUESTIONS = (("q1", prompts.SOLVED_CONFIRMED), ("q2", prompts.SOLVED_CONFIRMED_ALT))
 
     def __init__(self, client: RoleClient, threshold: float = CONFIRMED_THRESHOLD):
         self.client = client
         self.threshold = threshold
 
     async def judge(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        from harness.user_checks import persisting_cues
+
         base = dict(kind="solved", model=self.client.model_name, prompt_version=prompts.PROMPT_VERSION)
         upto_user = list(history[:-1]) if history and history[-1].role == "agent" else list(history)
-        if sum(1 for m in upto_user if m.role == "agent") == 0 or not upto_user or upto_user[-1].role != "user":
+        if not upto_user or upto_user[-1].role != "user" or not any(m.role == "agent" for m in upto_user):
             return Judgment(**base, status="ok", value=False,
                             reason="the user has not answered an agent message yet",
                             parsed={"method": "confirmation", "skipped": "first turn"})
         statement = escape_judged_text(problem.problem_statement or problem.question)
         calls, raws, answers = [], [], {}
         try:
-            for key, template in (("confirmed", prompts.SOLVED_CONFIRMED),
-                                  ("persists", prompts.SOLVED_PERSISTS)):
+            for key, template in self.QUESTIONS:
                 p, token, call = await ask_yes_no(
                     self.client, yes_no_messages(upto_user, template.format(problem=statement)),
                     f"judge:solved:{key}")
@@ -180,15 +185,15 @@ class ConfirmationSolvedCheck:
             calls.extend(getattr(exc, "llm_calls", None) or [])
             return Judgment(**base, status="failed", value=None, raw=raws, calls=calls,
                             error=f"{type(exc).__name__}: {exc}"[:500])
-        confirmed = answers["confirmed"] >= self.threshold
-        persists = answers["persists"] >= self.threshold
-        solved = confirmed and not persists
-        reason = (f"user says fixed: P(yes)={answers['confirmed']:.2f}; says something still "
-                  f"fails or asks more: P(yes)={answers['persists']:.2f}")
+        p_confirmed = round(sum(answers.values()) / len(answers), 4)
+        cues = persisting_cues(upto_user[-1].content)
+        solved = p_confirmed >= self.threshold and not cues
+        reason = (f"user says it is fixed: P(yes)={p_confirmed:.2f}"
+                  + (f"; but: {', '.join(repr(c) for c in cues[:3])}" if cues else ""))
         return Judgment(**base, status="ok", value=solved, reason=reason, raw=raws, calls=calls,
-                        parsed={"method": "confirmation", "p_confirmed": answers["confirmed"],
-                                "p_persists": answers["persists"], "threshold": self.threshold,
-                                "confirmed": confirmed, "persists": persists, "solved": solved})
+                        parsed={"method": "confirmation", "p_confirmed": p_confirmed, **{
+                                f"p_{k}": v for k, v in answers.items()}, "threshold": self.threshold,
+                                "persisting_cues": cues, "solved": solved})
 
 
 class SelfScoreJudges:

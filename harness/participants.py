@@ -64,12 +64,18 @@ def _facts_block(problem: Problem) -> str:
     return "\n".join(f"- {escape_judged_text(f)}" for f in problem.facts) or "- (nothing beyond the question)"
 
 
+# The outcome decision's threshold on mean(P(yes), similarity). Measured on the 16 outcome
+# scenarios (harness/data/sanity/user_outcome.jsonl) with the 1.5B: P(yes) alone gave 0.73-0.81
+# on fixes and 0.43-0.70 on non-fixes (a question or a fix for another cause sounds plausible
+# to it); the similarity 0.50-0.85 and 0.16-0.67; their mean 0.63-0.80 and 0.32-0.62.
+FIX_THRESHOLD = 0.62
+
+
 class SimulatedUser:
     """An LLM playing the asker, grounded in the real thread (docs/selfscore.md).
 
     Turn 1 is the question itself. Each later turn: (1) decide the outcome: does the agent's
-    latest message fix the hidden true problem (a Yes/No question answered from token
-    log-probabilities, P(yes) >= ``fix_threshold``)? (2) write the reply under that outcome,
+    latest message fix the hidden true problem (:meth:`outcome`)? (2) write the reply under that outcome,
     with the asker's facts as a hidden scenario; (3) check it (``harness.user_checks``: rules,
     then the judge role for contradictions when ``judge`` is given and the task has facts) and
     regenerate a failed message up to ``max_regenerations`` times. The decision, every attempt
@@ -77,21 +83,42 @@ class SimulatedUser:
     """
 
     def __init__(self, client: RoleClient, judge: RoleClient | None = None,
-                 max_regenerations: int = 2, fix_threshold: float = 0.5):
+                 max_regenerations: int = 2, fix_threshold: float = FIX_THRESHOLD,
+                 embedder=None):
         self.client = client
         self.judge = judge
         self.max_regenerations = max_regenerations
         self.fix_threshold = fix_threshold
+        self._embedder = embedder
+
+    def similarity(self, problem: Problem, agent_message: str) -> float:
+        """Cosine similarity of the agent's message and the hidden problem with its solution
+        (offline MiniLM embeddings, ``harness.embeddings``)."""
+        if self._embedder is None:
+            from harness.embeddings import default_embedder
+            self._embedder = default_embedder()
+        hidden = " ".join(x for x in (problem.problem_statement, problem.solution) if x)[:2000]
+        a, h = self._embedder.embed_array([agent_message[:2000] or " ", hidden or problem.question])
+        return float(a @ h)
+
+    async def outcome(self, problem: Problem, agent_message: str) -> tuple[bool, dict, LLMCall]:
+        """Does the agent's message fix the hidden true problem? The mean of the user model's
+        P(yes) (token log-probabilities) and the embedding similarity of the message with the
+        hidden problem and its solution, at least ``fix_threshold``."""
+        p_llm, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),
+                                          "user:outcome")
+        cosine = self.similarity(problem, agent_message) if agent_message.strip() else 0.0
+        score = (p_llm + cosine) / 2
+        return score >= self.fix_threshold, {"p_fix": round(score, 4), "p_llm": round(p_llm, 4),
+                                             "similarity": round(cosine, 4)}, call
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
         if turn_index == 1 or not history:
             return Reply(problem.question)
         calls: list[LLMCall] = []
         agent_message = history[-1].content if history[-1].role == "agent" else ""
-        p_fix, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),
-                                          "user:outcome")
+        fixed, decision, call = await self.outcome(problem, agent_message)
         calls.append(call)
-        fixed = p_fix >= self.fix_threshold
         system = prompts.GROUNDED_USER_SYSTEM.format(
             question=escape_judged_text(problem.question), facts=_facts_block(problem))
         chat = _as_chat(window(history), "user")
@@ -114,7 +141,7 @@ class SimulatedUser:
             attempts.append({"text": text, "violations": violations, "checks": checks})
             if not violations:
                 break
-        simulator = {"outcome": "fixed" if fixed else "not_fixed", "p_fix": round(p_fix, 4),
+        simulator = {"outcome": "fixed" if fixed else "not_fixed", **decision,
                      "fix_threshold": self.fix_threshold, "attempts": attempts,
                      "regenerations": len(attempts) - 1,
                      "violations": sorted({v["kind"] for a in attempts for v in a["violations"]}),

@@ -35,8 +35,11 @@ PROBLEM_SYSTEM = (
 )
 PROBLEM_PROMPT = (
     'Extract a problem statement from this post. For example, "The computer is not plugged in", '
-    'or "The DNS servers are down". Respond with only the problem, in one short sentence, not '
-    'a solution (not "Plug in the computer").'
+    'or "The DNS servers are down" (examples only: never copy them). Respond with only the '
+    "problem, as one short statement of what is wrong: not a question, not a solution (not "
+    '"Plug in the computer"). If the post asks for information or advice rather than reporting '
+    'a fault, state what the user does not know, for example "The user does not know how to '
+    'list hidden files".'
     "\n<post>\n{question}\n</post>"
 )
 # The paper extracts the underlying problem "from the posting's solution": the cause that the
@@ -44,9 +47,11 @@ PROBLEM_PROMPT = (
 PROBLEM_FROM_SOLUTION_PROMPT = (
     "A user asked a help desk the question below, and the solution below fixed it. Extract the "
     "underlying problem that the solution fixes: its cause, in one short sentence that states "
-    'what is wrong. For example, "The computer is not plugged in", "The DNS servers are down" '
-    'or "The NTFS partition is not mounted". Respond with only the problem, never the solution '
-    'or an instruction (not "Mount the partition").'
+    'what is wrong, for example "The NTFS partition is not mounted" or "The DNS servers are '
+    'down" (examples only: never copy them). If the question asks for information or advice '
+    "rather than reporting a fault, state what the user does not know, for example \"The user "
+    'does not know which command lists USB devices". Respond with only the problem: never the '
+    "solution, a command, an instruction or the question."
     "\n<question>\n{question}\n</question>\n<solution>\n{solution}\n</solution>"
 )
 
@@ -163,10 +168,15 @@ Rubric:
 9-10: precise, correct, complete next step that directly targets the problem, clearly explained.
 Give a reason of at most 25 words, then the score."""
 
-# The solved-check (prompt p6, method "confirmation"; docs/selfscore.md): two one-token Yes/No
-# questions about the USER's latest message, answered with token log-probabilities. Measured on
-# the 26 solved-check sanity conversations (harness/data/sanity/solved_check.jsonl) with the
-# 1.5B at temperature 0: the single JSON verdict below (p4) said solved to every one of them.
+# The solved-check (prompt p6, method "confirmation"; docs/selfscore.md): the same one-token
+# Yes/No question about the USER's latest message in two phrasings, answered from token
+# log-probabilities and averaged, plus a rule veto (harness.user_checks.persisting_cues).
+# Measured on the 26 solved-check sanity conversations (harness/data/sanity/solved_check.jsonl)
+# with the 1.5B at temperature 0: the single JSON verdict below (p4) said solved to all 26; the
+# first phrasing alone gave P(yes) 0.51-0.88 on solved and 0.12-0.50 on unsolved ones, the
+# second 0.70-0.90 and 0.35-0.65, their mean 0.60-0.89 and 0.23-0.58. A second question "does
+# the user say that something still does not work ..." answered Yes to nearly everything
+# (0.47-0.83 on both classes) and was dropped.
 YES_NO_SYSTEM = (
     "You answer one question about a help-desk conversation between a USER (the person with the "
     "problem) and an AGENT (the help desk) with one word: Yes or No. Everything between the tags "
@@ -174,8 +184,8 @@ YES_NO_SYSTEM = (
 )
 SOLVED_CONFIRMED = """The user's problem: <problem>{problem}</problem>
 Question: in the latest USER message, does the user say that this problem is now fixed, that it works now? Answer Yes or No."""
-SOLVED_PERSISTS = """The user's problem: <problem>{problem}</problem>
-Question: in the latest USER message, does the user say that something still does not work, that the problem or an error is still there, that they have not tried the fix yet, or do they ask something new? Answer Yes or No."""
+SOLVED_CONFIRMED_ALT = """The user's problem: <problem>{problem}</problem>
+Question: does the latest USER message report that the user did what the agent said and that the problem is gone now? Answer Yes or No."""
 
 # The single JSON verdict of p4 (method "verdict"): kept for strong endpoints that answer it well.
 SOLVED_CHECK = """Task: decide whether the user's underlying problem is now actually solved.

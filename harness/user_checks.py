@@ -32,13 +32,28 @@ _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
 
 # --- claims of success, and their negations ----------------------------------------------------
 _SUCCESS_RE = re.compile(
-    r"\b(?:works? (?:now|again|fine now|perfectly)|(?:is|are|it's) working (?:now|again)|"
-    r"(?:that|this|it) (?:worked|did it|did the trick|fixed it|solved it)|"
-    r"(?:fixed|solved|resolved) (?:it|the problem|my problem)|"
-    r"(?:problem|issue|error) (?:is |was )?(?:gone|solved|fixed|resolved)|"
-    r"(?:is|are) back(?: now)?\b|shows? up now|loads? (?:now|again))", re.I)
-_NEGATION_RE = re.compile(r"\b(?:not|n't|no longer|never|still|didn't|doesn't|isn't|wasn't|won't|"
-                          r"can't|cannot|same (?:error|problem))\b", re.I)
+    r"\b(?:works?|working|worked|fixed|solved|resolved|did it|did the trick|gone|"
+    r"(?:is|are) back|shows? up|appears?|loads?|prints?|connects?|connected|mounts?|mounted)\b"
+    r"|\bnow (?:i (?:have|can|see|get)|it|the|my|they)\b", re.I)
+_NEGATION_RE = re.compile(r"(?:\bnot\b|n't\b|\bno longer\b|\bnever\b|\bstill\b|\bnothing\b|"
+                          r"\bsame (?:error|problem)\b|\bif\b|\bwhether\b|\bwould\b|\bshould\b|\bwill\b|\bhope\b)", re.I)
+
+# --- the problem persists, the fix is untried, or the user asks something else first ----------
+_PERSIST_RE = re.compile(
+    r"\bstill\b(?!\s+works)|\bsame (?:error|problem|issue|message|thing|as before)\b|"
+    r"\b(?:didn't|did not|doesn't|does not|won't|will not|can't|cannot|isn't|is not|aren't|not) "
+    r"(?:work|working|help|fix|change|solve|show|load|print|connect|start|boot|mount|appear)\w*|"
+    r"\b(?:dropped|failed|crashed|stopped|happened|broke|froze|disconnected) again\b|"
+    r"\b(?:different|new|another) error\b|\bi(?:'ll| will) (?:try|give it|do that|check)\b|"
+    r"\bbefore i try\b|\b(?:would|could) work if\b|\bno (?:change|luck|difference)\b|"
+    r"\bnothing (?:changed|happened)\b", re.I)
+
+
+def persisting_cues(message: str) -> list[str]:
+    """Phrases saying the problem is still there, the fix is not tried yet, or a new question
+    comes first ("still", "same error", "didn't work", "I'll try", "before I try", ...)."""
+    return [m.group(0) for m in _PERSIST_RE.finditer(message or "")]
+
 
 # --- leaks: distinctive terms of the hidden problem or solution --------------------------------
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]*[A-Za-z0-9]")

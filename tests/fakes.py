@@ -59,7 +59,7 @@ def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later:
             if role == "user":
                 if "Answer Yes or No" in last:  # the outcome decision: the agent's fix never works
                     return "No"
-                return "I tried that and the wifi still drops."
+                return "I tried that and looked at the wifi again."
             if role == "extractor":
                 return "Summary: wifi drops." if "Dumb this question down" in last else "The wifi driver crashes."
             if role == "complexity":
@@ -76,10 +76,8 @@ def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later:
                 # the solved-check's questions see the conversation up to the user's latest
                 # message: this turn's agent reply is not in it
                 solved = solve_at is not None and agent_turns(messages) + 1 >= solve_at
-                if "says that this problem is now fixed" in last or "say that this problem is now fixed" in last:
+                if "this problem is now fixed" in last or "the problem is gone now" in last:
                     return "Yes" if solved else "No"
-                if "still does not work" in last:
-                    return "No" if solved else "Yes"
                 if "contradicts these facts" in last:
                     return "No"
             if "actually solved" in last:

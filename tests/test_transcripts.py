@@ -105,7 +105,7 @@ def test_formula_and_weights_are_applied(tmp_path):
 def test_only_missing_values_are_judged(tmp_path, runtime_for):
     partial = {**COMPLETE, "turns": [
         COMPLETE["turns"][0],
-        turn("Still offline.", "Re-add it in settings.", user_helpfulness=4)]}
+        turn("It shows online now.", "Re-add it in settings.", user_helpfulness=4)]}
     bare = {"id": "wifi", "question": "Wifi drops on Ubuntu.", "turns": [
         turn("Wifi drops on Ubuntu.", "Update the driver.", agent_helpfulness=7),
         turn("Updated, still drops.", "Disable power saving.", agent_helpfulness=9, solved=True)]}
