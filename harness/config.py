@@ -116,8 +116,9 @@ class RunConfig(_Strict):
         "message (does the user say it is fixed; does anything still fail), from token "
         "log-probabilities; verdict: one JSON verdict on the whole conversation (prompt p4)")
     user_checks: Literal["rules", "rules+judge"] = Field(
-        "rules+judge", description="checks of each simulated user message: rules only, or rules "
-        "then the judge role's contradiction check when the task has facts")
+        "rules", description="checks of each simulated user message: rules only (default), or "
+        "rules then the judge role's contradiction check when the task has facts (opt-in: on the "
+        "1.5B it answered yes to nearly every message, P 0.53-0.62)")
     user_regenerations: int = Field(2, ge=0, le=5, description="regenerations of a simulated "
                                     "user message that fails a check")
 

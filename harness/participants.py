@@ -64,11 +64,19 @@ def _facts_block(problem: Problem) -> str:
     return "\n".join(f"- {escape_judged_text(f)}" for f in problem.facts) or "- (nothing beyond the question)"
 
 
-# The outcome decision's threshold on mean(P(yes), similarity). Measured on the 16 outcome
-# scenarios (harness/data/sanity/user_outcome.jsonl) with the 1.5B: P(yes) alone gave 0.73-0.81
-# on fixes and 0.43-0.70 on non-fixes (a question or a fix for another cause sounds plausible
-# to it); the similarity 0.50-0.85 and 0.16-0.67; their mean 0.63-0.80 and 0.32-0.62.
+# The outcome decision's threshold on mean(P(yes), similarity to the real fix). Measured on the
+# 16 outcome scenarios (harness/data/sanity/user_outcome.jsonl) with the 1.5B: P(yes) alone gave
+# 0.73-0.81 on fixes and 0.43-0.70 on non-fixes (a question or a fix for another cause sounds
+# plausible to it); the similarity 0.34-0.82 and -0.03-0.43; their mean 0.57-0.79 and 0.28-0.57.
 FIX_THRESHOLD = 0.62
+
+REJECTED = {  # why a draft was not used, told to the model when it writes the message again
+    "acts_as_agent": "it spoke like the help desk; write only as the person with the problem",
+    "leaks_solution": "it named the cause or the fix, which you do not know",
+    "contradicts_facts": "it contradicted the facts of your situation",
+    "false_success": "it said the problem is solved, but it is not",
+    "missed_success": "it did not say that the problem is solved now",
+}
 
 
 class SimulatedUser:
@@ -92,13 +100,15 @@ class SimulatedUser:
         self._embedder = embedder
 
     def similarity(self, problem: Problem, agent_message: str) -> float:
-        """Cosine similarity of the agent's message and the hidden problem with its solution
-        (offline MiniLM embeddings, ``harness.embeddings``)."""
+        """Cosine similarity of the agent's message and the thread's real fix (the problem
+        statement where the thread has none), with offline MiniLM embeddings
+        (``harness.embeddings``). Not the problem with the fix: an agent that restates the
+        symptom scored high against the problem whatever it advised."""
         if self._embedder is None:
             from harness.embeddings import default_embedder
             self._embedder = default_embedder()
-        hidden = " ".join(x for x in (problem.problem_statement, problem.solution) if x)[:2000]
-        a, h = self._embedder.embed_array([agent_message[:2000] or " ", hidden or problem.question])
+        hidden = (problem.solution or problem.problem_statement or problem.question)[:2000]
+        a, h = self._embedder.embed_array([agent_message[:2000] or " ", hidden])
         return float(a @ h)
 
     async def outcome(self, problem: Problem, agent_message: str) -> tuple[bool, dict, LLMCall]:
@@ -127,6 +137,9 @@ class SimulatedUser:
         attempts: list[dict] = []
         text = ""
         for attempt in range(self.max_regenerations + 1):
+            if attempts:  # say why the last draft was not used
+                why = "; ".join(REJECTED[v["kind"]] for v in attempts[-1]["violations"])
+                chat[-1] = HumanMessage(f"{chat[-1].content}\n(Your last draft was not used: {why}.)")
             raw, call = await self.client.complete([SystemMessage(system), *chat], "user:reply")
             calls.append(call)
             text = _ROLE_PREFIX.sub("", raw.strip()) or raw.strip()
