@@ -2,8 +2,18 @@
 
 The summarized question feeds the complexity judgment; the extracted underlying problem feeds
 the solved-check. A task that brings its own ``problem`` skips extraction.
+
+A small extractor model tends to answer a question instead of restating it, and to state the
+fix instead of the problem. Every extraction is therefore checked (:func:`answer_signs`,
+:func:`solution_signs`); a flagged one is regenerated once with a stricter prompt, and both
+attempts are kept in the preprocessing row's ``raw`` (JSON). Measured in
+``tests/benchmarks/bench_preprocess.py`` (docs/selfscore.md).
 """
 from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -13,34 +23,222 @@ from harness.judges import escape_judged_text
 from harness.llm import RoleClient
 from store import StoreReader, StoreWriter
 
+# --- the checks -------------------------------------------------------------------------------
+# Signs that a "summary" answers the question instead of restating it. "you can" and "you
+# should" are answers unless the user asks about them ("whether you can ...").
+_NOT_ASKED = r"(?<!\bif )(?<!\bwhether )(?<!\bhow )(?<!\bwhat )(?<!\bwhere )(?<!\bwhy )(?<!\bwhen )"
+_ANSWER_SIGNS: dict[str, str] = {
+    "yes/no reply": r"^\W*(yes|no|nope|yep|sure|certainly|absolutely|of course|correct|not necessarily)\b\s*[,.!:;-]",
+    "it means": r"\b(it|this|that) (means|indicates|is because|happens because)\b",
+    "you can": _NOT_ASKED + r"\byou (can|could|may|might)(?!n?['’]t|not)( also| simply| just)? (use|try|run|do|install|change|set|edit|add|open|check|press|type|find|get|see|list|view|disable|enable)\b",
+    "you should": _NOT_ASKED + r"\byou (should|need to|must|have to|will need|'ll need|'d need|want to)\b",
+    "to fix": _NOT_ASKED + r"\bto (fix|solve|resolve|do) (this|it|that)\b",
+    "run a command": r"\b(run|type|execute|enter|use)( the)?( command)? `(?![^.?!]*\?\s*$)",
+    "code block": r"```",
+    "replies as the help desk": (r"\b(can|may|could) i (help|assist) you\b|\bwhat can i do for you\b|"
+                                 r"\bhow can i (help|assist)\b|\bi('d| would) be (happy|glad) to\b|"
+                                 r"\bi('m| am) sorry\b|\bi apologi[sz]e\b"),
+    "numbered steps": r"(^|\n)\s*(\d+[.)]|step \d+:?)\s",
+    "here is how": r"\bhere('s| is) (how|what|a)\b|\bthe (answer|solution|fix) is\b",
+    "imperative": r"^\W*(run|use|type|press|click|open|go to|navigate to|install|make sure|try|simply|first,)\b(?![^.?!]*\?\s*$)",
+}
+# Signs that a "problem statement" is a fix or instructions rather than the problem.
+_SOLUTION_SIGNS: dict[str, str] = {
+    # verbs that rarely start a problem statement, and verbs that are also nouns ("Update
+    # manager crashes", "Boot partition is full"), the latter only before an object
+    "imperative": (r"^\W*(run|use|type|press|click|open|go|navigate|install|uninstall|reinstall|make sure|"
+                   r"try|simply|first|edit|add|enable|disable|remove|delete|download|mount|unmount|"
+                   r"restart|reboot|select|create|configure|replace|rename|ask|join|see|purge|fix|"
+                   r"repair|connect|apply|modify|follow|visit|append|insert|recreate|reformat|specify|"
+                   r"avoid|don't|do not|never|always|please)\b"
+                   r"|^\W*(set|change|check|update|upgrade|format|boot|load|build|start|stop|switch|copy|"
+                   r"move|turn|reset|read|look|search|get|put|write|kill|compile|call|define|plug|"
+                   r"unplug|upload|save|add)\s+(the|your|it|a|an|to|this|that|all|from|with|in|into|on|"
+                   r"off|up|out|sudo|`)\b"),
+    "you should": r"\byou (should|need to|must|have to|can|could|may|might|will need|'ll need)\b(?!n?['’]t|not)",
+    "to fix": r"\bto (fix|solve|resolve) (this|it|that|the)\b|\bthe (solution|fix|answer) is\b",
+    "the user should": r"\b(the )?user (should|needs to|must|has to|can|could)\b(?!n?['’]t|not)",
+    "run a command": r"(?<!how to )\b(run|type|execute|enter|use)( the)?( command)? `|```|\bsudo \w",
+    "can be used": r"\b(can|could|should|must) be (used|done|fixed|solved|run|installed|changed|set)\b",
+    "by doing": r"^\W*by \w+ing\b",
+    "numbered steps": r"(^|\n)\s*(\d+[.)]|step \d+:?)\s",
+    "question": r"\?\s*$",
+}
+_ANSWER_RE = {k: re.compile(v, re.I) for k, v in _ANSWER_SIGNS.items()}
+# A small model copies a prompt's example when the post confuses it ("The computer is not
+# plugged in" for a question in Italian): the paper's examples and every quoted text of the
+# problem prompts (harness.prompts) count as copied.
+PAPER_EXAMPLES = ("The computer is not plugged in", "The DNS servers are down")
 
-def extraction_messages(kind: str, question: str, solution: str | None = None) -> list[BaseMessage]:
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def copied_example(text: str) -> bool:
+    """Whether ``text`` is one of the prompts' examples rather than this post's own."""
+    quoted = re.findall(r'"([^"]+)"', prompts.PROBLEM_PROMPT + prompts.PROBLEM_FROM_SOLUTION_PROMPT
+                        + prompts.SUMMARY_PROMPT)
+    return _norm(text) in {_norm(q) for q in (*PAPER_EXAMPLES, *quoted)}
+_SOLUTION_RE = {k: re.compile(v, re.I) for k, v in _SOLUTION_SIGNS.items()}
+# how a restated question or request starts (the benchmark's verdict, with "ends with ?")
+_RESTATEMENT_START = re.compile(
+    r"^\W*(how|what|why|when|where|which|who|whom|whose|can|could|is|are|am|was|were|do|does|did|"
+    r"should|would|will|shall|may|might|has|have|i|i'm|i've|i'd|i'll|my|we|our|the user|user|"
+    r"please|help|any|anyone|someone|somebody|if|whether)\b", re.I)
+# a user's greeting before the request ("Hey there! I need ...", as IRC askers write)
+_GREETING = re.compile(r"^\W*(hey|hi|hello|ciao|hola|greetings)( there| guys| all| everyone| folks)?\b[\s,.!:;-]*", re.I)
+PROBLEM_MAX_WORDS = 30
+
+
+def answer_signs(text: str) -> list[str]:
+    """The answer patterns a summary shows (empty: it does not answer the question)."""
+    text = text.strip()
+    signs = [name for name, rx in _ANSWER_RE.items() if rx.search(text)]
+    if copied_example(text):
+        signs.append("copied the prompt's example")
+    return signs
+
+
+def looks_like_answer(text: str) -> bool:
+    return bool(answer_signs(text))
+
+
+def is_restatement(text: str) -> bool:
+    """The benchmark's verdict on a summary: phrased as the user's question or request (ends
+    with "?" or starts like one: How/What/Can/Is/I/My/The user ...) and no answer pattern."""
+    text = text.strip()
+    request = _GREETING.sub("", text, count=1)
+    return (bool(text) and not looks_like_answer(text)
+            and (text.rstrip("\"'").endswith("?") or bool(_RESTATEMENT_START.match(request))))
+
+
+def solution_signs(text: str) -> list[str]:
+    """The signs that a problem statement is a fix, instructions or a question, or too long
+    (empty: it reads as a problem)."""
+    text = text.strip()
+    signs = [name for name, rx in _SOLUTION_RE.items() if rx.search(text)]
+    if len(text.split()) > PROBLEM_MAX_WORDS:
+        signs.append("too long")
+    if copied_example(text):
+        signs.append("copied the prompt's example")
+    return signs
+
+
+def is_problem_statement(text: str) -> bool:
+    """The benchmark's verdict on a problem: a short statement with no sign of a solution."""
+    return bool(text.strip()) and not solution_signs(text)
+
+
+def check_signs(kind: str, text: str) -> list[str]:
+    """What is wrong with an extraction of ``kind`` (``summary`` or ``problem``)."""
+    return answer_signs(text) if kind == "summary" else solution_signs(text)
+
+
+# --- the prompts ------------------------------------------------------------------------------
+# Sent instead, once, when the first attempt showed the signs above.
+SUMMARY_RETRY = (
+    "Your previous output answered the question instead of restating it. Rewrite the question "
+    "below as the user's own short question, in the first person, ending with \"?\". Do not "
+    "answer it, explain it or give any steps or commands."
+)
+PROBLEM_RETRY = (
+    "Your previous output was a fix, an instruction, a question or a copied example, not this "
+    "user's problem. State only what is wrong (the cause) in one short plain sentence about the "
+    "user's system, or what the user does not know. Never say what to do."
+)
+
+
+def extraction_messages(kind: str, question: str, solution: str | None = None,
+                        stricter: bool = False) -> list[BaseMessage]:
     """The extractor's prompt for the ``summary`` or the ``problem`` of a question; the
-    problem is extracted from the thread's ``solution`` where there is one (the paper's way)."""
+    problem is extracted from the thread's ``solution`` where there is one (the paper's way).
+    ``stricter``: the regeneration prompt after a flagged first attempt."""
     if kind == "summary":
-        system, template = prompts.SUMMARY_SYSTEM, prompts.SUMMARY_PROMPT
+        system, template, retry = prompts.SUMMARY_SYSTEM, prompts.SUMMARY_PROMPT, SUMMARY_RETRY
     elif solution:
-        system, template = prompts.PROBLEM_SYSTEM, prompts.PROBLEM_FROM_SOLUTION_PROMPT
+        system, template, retry = prompts.PROBLEM_SYSTEM, prompts.PROBLEM_FROM_SOLUTION_PROMPT, PROBLEM_RETRY
     else:
-        system, template = prompts.PROBLEM_SYSTEM, prompts.PROBLEM_PROMPT
+        system, template, retry = prompts.PROBLEM_SYSTEM, prompts.PROBLEM_PROMPT, PROBLEM_RETRY
     # the texts are data inside the prompt's tags: they can neither close nor open them
-    return [SystemMessage(system), HumanMessage(template.format(
-        question=escape_judged_text(question), solution=escape_judged_text(solution or "")))]
+    text = template.format(question=escape_judged_text(question),
+                           solution=escape_judged_text(solution or ""))
+    return [SystemMessage(system), HumanMessage(f"{retry}\n\n{text}" if stricter else text)]
+
+
+_LABEL = re.compile(r"^\s*(summary|summarized question|restated question|restatement|question|"
+                    r"problem statement|problem|underlying problem|cause)\s*:\s*", re.I)
+
+
+def clean(text: str) -> str:
+    """The model's text without surrounding quotes or a leading label ("Problem: ...")."""
+    text = text.strip()
+    stripped = _LABEL.sub("", text, count=1).strip()
+    if len(stripped) > 1 and stripped[0] == stripped[-1] and stripped[0] in "\"'`":
+        stripped = stripped[1:-1].strip()
+    return stripped or text
+
+
+@dataclass
+class Extraction:
+    """One extraction: the text used, every attempt's raw output, the signs that made the
+    first attempt be regenerated (empty: it was kept), and the calls."""
+
+    text: str
+    attempts: list[str]
+    signs: list[str] = field(default_factory=list)
+    calls: list[LLMCall] = field(default_factory=list)
+
+    @property
+    def regenerated(self) -> bool:
+        return len(self.attempts) > 1
+
+    def raw(self) -> str:
+        """The ``raw`` of the preprocessing row: the text itself, or JSON of both attempts."""
+        if not self.regenerated:
+            return self.attempts[0]
+        return json.dumps({"attempts": self.attempts, "first_attempt_signs": self.signs,
+                           "regenerated": True})
+
+
+async def extract(kind: str, question: str, extractor: RoleClient,
+                  solution: str | None = None, guard: bool = True) -> Extraction:
+    """The ``summary`` or ``problem`` of a question from the extractor (no cache): a first
+    attempt flagged by :func:`check_signs` is regenerated once with the stricter prompt,
+    whose text is used unless it is empty.
+
+    Raises:
+        RuntimeError: the extractor returned nothing usable.
+    """
+    raw, call = await extractor.complete(extraction_messages(kind, question, solution),
+                                         f"extractor:{kind}")
+    result = Extraction(clean(raw), [raw], calls=[call])
+    signs = check_signs(kind, result.text) if guard and result.text else []
+    if guard and (signs or not result.text):
+        result.signs = signs or ["empty"]
+        again, call = await extractor.complete(
+            extraction_messages(kind, question, solution, stricter=True), f"extractor:{kind}:retry")
+        result.attempts.append(again)
+        result.calls.append(call)
+        if clean(again):
+            result.text = clean(again)
+    if not result.text:
+        raise RuntimeError(f"The extractor returned an empty {kind}.")
+    return result
 
 
 async def preprocessed_text(kind: str, problem_id: str, question: str, extractor: RoleClient,
                             reader: StoreReader, writer: StoreWriter,
                             solution: str | None = None) -> tuple[str, list[LLMCall]]:
-    """The ``summary`` or ``problem`` text of a problem, from the cache or the extractor."""
+    """The ``summary`` or ``problem`` text of a problem, from the cache or :func:`extract`."""
     model, version = extractor.model_name, prompts.PROMPT_VERSION
     cached = reader.preprocessing(problem_id, kind, model, version)
     if cached is not None:
         return cached, []
-    text, call = await extractor.complete(extraction_messages(kind, question, solution),
-                                          f"extractor:{kind}")
-    text = text.strip()
-    if not text:
-        raise RuntimeError(f"The extractor returned an empty {kind} for problem {problem_id}.")
+    try:
+        result = await extract(kind, question, extractor, solution)
+    except RuntimeError:
+        raise RuntimeError(f"The extractor returned an empty {kind} for problem {problem_id}.") from None
     writer.put_preprocessing({"problem_id": problem_id, "kind": kind, "model": model,
-                              "prompt_version": version, "text": text, "raw": text})
-    return text, [call]
+                              "prompt_version": version, "text": result.text, "raw": result.raw()})
+    return result.text, result.calls

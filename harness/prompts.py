@@ -37,22 +37,22 @@ PROBLEM_PROMPT = (
     'Extract a problem statement from this post. For example, "The computer is not plugged in", '
     'or "The DNS servers are down" (examples only: never copy them). Respond with only the '
     "problem, as one short statement of what is wrong: not a question, not a solution (not "
-    '"Plug in the computer"). If the post asks for information or advice rather than reporting '
-    'a fault, state what the user does not know, for example "The user does not know how to '
-    'list hidden files".'
+    '"Plug in the computer"). Only if the user asks for information instead of reporting a '
+    'fault, write "The user does not know" followed by the specific thing asked.'
     "\n<post>\n{question}\n</post>"
 )
 # The paper extracts the underlying problem "from the posting's solution": the cause that the
-# fix which worked addresses, not the symptom the asker reported.
+# fix which worked addresses, not the symptom the asker reported. The knowledge-gap form is for
+# questions that report no fault (most LFRQA questions): asked for the cause of "should I keep
+# a copy of my code?", the model copied the question or the answer.
 PROBLEM_FROM_SOLUTION_PROMPT = (
     "A user asked a help desk the question below, and the solution below fixed it. Extract the "
     "underlying problem that the solution fixes: its cause, in one short sentence that states "
-    'what is wrong, for example "The NTFS partition is not mounted" or "The DNS servers are '
-    'down" (examples only: never copy them). If the question asks for information or advice '
-    "rather than reporting a fault, state what the user does not know, for example \"The user "
-    'does not know which command lists USB devices". Respond with only the problem: never the '
-    "solution, a command, an instruction or the question."
-    "\n<question>\n{question}\n</question>\n<solution>\n{solution}\n</solution>"
+    'what is wrong, for example "The NTFS partition is not mounted" or "The sound card driver is '
+    'not loaded". Only if the user asked for information instead of reporting a fault, write '
+    '"The user does not know" followed by the specific thing the solution explains. Respond with '
+    "only the problem: never the solution, a command, an instruction or the question."
+    "\n<question>\n{question}\n</question>\n<solution>\n{solution}\n</solution>\nProblem:"
 )
 
 # --- the agent (the paper's plain agent system prompt, verbatim) ----------------------------
