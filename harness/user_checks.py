@@ -34,7 +34,7 @@ _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
 _SUCCESS_RE = re.compile(
     r"\b(?:works?|working|worked|fixed|solved|resolved|did it|did the trick|gone|"
     r"(?:is|are) back|shows? up|appears?|loads?|prints?|connects?|connected|mounts?|mounted)\b"
-    r"|\bnow (?:i (?:have|can|see|get)|it|the|my|they)\b", re.I)
+    r"|\bnow (?:i (?:have|can|see|get)|it|the|my|they)\b|\b(?:can|could) now\b", re.I)
 _NEGATION_RE = re.compile(r"(?:\bnot\b|n't\b|\bno longer\b|\bnever\b|\bstill\b|\bnothing\b|"
                           r"\bsame (?:error|problem)\b|\bif\b|\bwhether\b|\bwould\b|\bshould\b|\bwill\b|\bhope\b)", re.I)
 

@@ -225,6 +225,7 @@ async def test_turn_one_is_the_question_without_any_call():
     ("I restarted and checked whether the partition appears.", False),
     ("I will check if it prints.", False),
     ("Nothing works.", False),
+    ("I installed it. I can now find the package in my application menu.", True),  # seen in a batch
 ])
 def test_claims_success_in_other_words(text, success):
     assert claims_success(text) is success
