@@ -37,9 +37,13 @@ def test_human_baseline_replays_human_replies_through_the_same_judges(tmp_path, 
     assert run["kind"] == "human_baseline" and run["name"].startswith("human_complexity-fake_")
     by_task = {i["task_id"]: i for i in reader.interactions(run["id"])}
     se1 = reader.turns(by_task["se-1"]["id"])
-    # solved at turn 2 (the judge says so), exactly as an agent run would stop
-    assert [t["agent_message"] for t in se1] == ["Clean the print heads.", "Reseat the cartridges."]
-    assert [t["user_message"] for t in se1] == ["Printer prints blank pages.", "Still blank after cleaning."]
+    # the judge says "fixed" from turn 2 on, but at turn 2 the asker says it is still blank (the
+    # solved-check's rule veto); solved at turn 3, when the asker says it prints, exactly as an
+    # agent run would stop
+    assert [t["agent_message"] for t in se1] == ["Clean the print heads.", "Reseat the cartridges.",
+                                                 "Replace the cartridge."]
+    assert [t["user_message"] for t in se1] == ["Printer prints blank pages.", "Still blank after cleaning.",
+                                                "Now it prints, thanks."]
     assert by_task["se-1"]["stop_reason"] == "solved"
     assert by_task["se-2"]["stop_reason"] == "user_ended" and len(reader.turns(by_task["se-2"]["id"])) == 1
     assert all(t["agent_helpfulness"] == 8 for t in se1)
