@@ -112,9 +112,10 @@ class RunConfig(_Strict):
         "run's replies (set by rejudge)")
     stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
     solved_check: Literal["confirmation", "verdict"] = Field(
-        "confirmation", description="confirmation: two Yes/No questions on the user's latest "
-        "message (does the user say it is fixed; does anything still fail), from token "
-        "log-probabilities; verdict: one JSON verdict on the whole conversation (prompt p4)")
+        "confirmation", description="confirmation: does the user's latest message say the "
+        "problem is fixed (one Yes/No question in two phrasings, from token log-probabilities, "
+        "averaged), vetoed by a rule when it says the problem persists; verdict: one JSON "
+        "verdict on the whole conversation (prompt p4)")
     user_checks: Literal["rules", "rules+judge"] = Field(
         "rules", description="checks of each simulated user message: rules only (default), or "
         "rules then the judge role's contradiction check when the task has facts (opt-in: on the "
