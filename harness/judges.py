@@ -120,12 +120,17 @@ def judge_messages(history: Sequence[Message], task: str) -> list[BaseMessage]:
     Judged text is escaped (:func:`escape_judged_text`) and bounded; the task, after it, is the
     only instruction (the instruction hierarchy is stated in ``prompts.JUDGE_SYSTEM``).
     """
+    return _judged(history, prompts.LATEST_MESSAGE, task, prompts.JUDGE_SYSTEM)
+
+
+def _judged(history: Sequence[Message], latest_block: str, task: str, system: str) -> list[BaseMessage]:
+    """``system``, then the escaped conversation, its latest message in ``latest_block``
+    (formatted with ``label`` and ``text``), and the task last."""
     *earlier, latest = [Message(m.role, escape_judged_text(m.content)) for m in history]
     text = (render_conversation(earlier) + "\n\n"
-            + prompts.LATEST_MESSAGE.format(label=LABELS[latest.role],
-                                            text=_clip(latest.content, LATEST_MAX_CHARS))
+            + latest_block.format(label=LABELS[latest.role], text=_clip(latest.content, LATEST_MAX_CHARS))
             + "\n\n" + task)
-    return [SystemMessage(prompts.JUDGE_SYSTEM), HumanMessage(text)]
+    return [SystemMessage(system), HumanMessage(text)]
 
 
 SOLVED_METHODS = ("confirmation", "verdict")
@@ -138,10 +143,7 @@ def yes_no_messages(history: Sequence[Message], question: str) -> list[BaseMessa
     ``history`` ends with that user message. Judged text is escaped and bounded as for the other
     judges; the question comes last, so the questions of one check share the prompt prefix.
     """
-    *earlier, latest = [Message(m.role, escape_judged_text(m.content)) for m in history]
-    text = (render_conversation(earlier) + f"\n\nThe latest {LABELS[latest.role]} message:\n"
-            f"<latest>\n{_clip(latest.content, LATEST_MAX_CHARS)}\n</latest>\n\n" + question)
-    return [SystemMessage(prompts.YES_NO_SYSTEM), HumanMessage(text)]
+    return _judged(history, prompts.YES_NO_LATEST, question, prompts.YES_NO_SYSTEM)
 
 
 class ConfirmationSolvedCheck:
