@@ -11,6 +11,7 @@ from harness.config import load_config
 from harness.datasets import load_dataset
 from harness.voice.audio import load_audio
 from harness.voice.report import voice_summary
+from harness.voice.wer import word_errors
 from store import StoreReader
 
 
@@ -29,14 +30,22 @@ def test_two_turn_voice_call_on_the_embedded_model(tmp_path):
     reader = StoreReader(cfg.store)
     turns = reader.turns(f"{run_id}:printer")
     assert len(turns) == 2
+    errors = words = 0
     for t in turns:
         extra = json.loads(t["extra_json"])
         for side in ("user", "agent"):
             v = extra[side]["voice"]
             assert v["heard_text"] == t[f"{side}_message"] and v["heard_text"].strip()
             assert len(load_audio(Path(cfg.store).parent / v["audio"])) > 16000 * 0.5
-            assert v["stt_wer"] == v["tts_wer"] <= 0.35, (v["cleaned_text"], v["heard_text"])
+            assert v["stt_wer"] == v["tts_wer"]
+            # one short utterance can lose tenses ("I removed ... tried" heard as "I remove ...
+            # try it": 3 of 7 words); garbled speech or a wrong transcript gets far more
+            assert v["stt_wer"] <= 0.6, (v["cleaned_text"], v["heard_text"])
+            e = word_errors(v["cleaned_text"], v["heard_text"])
+            errors, words = errors + e.errors, words + e.reference_words
         assert extra["agent"]["voice"]["time_to_first_audio_ms"] > extra["agent"]["voice"]["respond_ms"]
+    # the call's word error rate: errors over all its words (the corpus measure)
+    assert words > 20 and errors / words <= 0.3, (errors, words)
     assert "paper" in turns[0]["user_message"].lower()
     assert reader.scores(run_id)[0]["figures"]["turns"] == 2
     assert voice_summary(reader, run_id)["agent.respond_ms"]["n"] == 2
