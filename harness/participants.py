@@ -76,6 +76,7 @@ REJECTED = {  # why a draft was not used, told to the model when it writes the m
     "contradicts_facts": "it contradicted the facts of your situation",
     "false_success": "it said the problem is solved, but it is not",
     "missed_success": "it did not say that the problem is solved now",
+    "repeats_earlier": "it repeated an earlier message; answer the agent's last message in your own words",
 }
 
 

@@ -10,6 +10,7 @@ times, and stores every check with the turn.
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -75,7 +76,7 @@ _VERSION_RE = re.compile(r"\b(ubuntu|windows|debian|fedora|macos|os x|kernel|pyt
 class Violation:
     """One failed check: its kind and the evidence (the text that tripped it)."""
 
-    kind: str  # leaks_solution | acts_as_agent | contradicts_facts | false_success | missed_success
+    kind: str  # leaks_solution | acts_as_agent | contradicts_facts | false_success | missed_success | repeats_earlier
     evidence: str
 
     def as_dict(self) -> dict:
@@ -138,6 +139,26 @@ def version_conflicts(message: str, facts: Sequence[str], question: str) -> list
     return out
 
 
+def copied_fraction(message: str, earlier: str) -> float:
+    """The share of the message's words that stand in runs of at least 4 words copied from
+    ``earlier`` (0.0 for a message under 8 words: short replies repeat words by nature)."""
+    words = [w.lower() for w in _WORD_RE.findall(message or "")]
+    if len(words) < 8:
+        return 0.0
+    before = [w.lower() for w in _WORD_RE.findall(earlier or "")]
+    blocks = SequenceMatcher(None, words, before, autojunk=False).get_matching_blocks()
+    return sum(b.size for b in blocks if b.size >= 4) / len(words)
+
+
+def repeated_message(message: str, history: Sequence[Message], limit: float = 0.6) -> str | None:
+    """An earlier user message that most of this one copies (the simulator re-pasting its
+    question instead of answering the agent), or None."""
+    for m in history:
+        if m.role == "user" and copied_fraction(message, m.content) >= limit:
+            return m.content
+    return None
+
+
 def rule_violations(message: str, problem: Problem, history: Sequence[Message],
                     fixed: bool | None) -> list[Violation]:
     """The rule checks of one simulated user message.
@@ -158,6 +179,9 @@ def rule_violations(message: str, problem: Problem, history: Sequence[Message],
     terms = leaked_terms(message, problem, history)
     if terms and _is_leak(terms):
         out.append(Violation("leaks_solution", ", ".join(terms)))
+    earlier = repeated_message(message, history)
+    if earlier is not None:
+        out.append(Violation("repeats_earlier", earlier))
     for conflict in version_conflicts(message, problem.facts, problem.question):
         out.append(Violation("contradicts_facts", conflict))
     success = claims_success(message)

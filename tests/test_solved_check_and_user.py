@@ -12,7 +12,8 @@ from harness.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJ
 from harness.llm import RoleClient, yes_probability
 from harness.participants import SimulatedUser
 from harness.sanity import balanced, outcome_cases, solved_cases
-from harness.user_checks import claims_success, leaked_terms, rule_violations, version_conflicts
+from harness.user_checks import (claims_success, copied_fraction, leaked_terms, rule_violations,
+                                 version_conflicts)
 from tests.fakes import ScriptedChatModel
 
 
@@ -149,6 +150,16 @@ def test_success_must_match_the_decided_outcome():
     assert kinds("It works now, thanks!", False) == ["false_success"]
     assert kinds("I did it but I still see no networks.", True) == ["missed_success"]
     assert kinds("I did it and it works now.", True) == []
+
+
+def test_a_repasted_question_is_a_repeat_but_a_quoted_error_is_not():
+    question = ("W: Failed to fetch http://security.ubuntu.com/ubuntu/pool/main/m/mysql-5.1/"
+                "mysql-client-5.1_5.1.61_i386.deb 404 Not Found, getting this error while trying to install mysql")
+    told = [Message("user", question), Message("agent", "Which Ubuntu release is this?")]
+    kinds = lambda text: [v.kind for v in rule_violations(text, Problem("q", question, None, None), told, None)]
+    assert kinds(question + "\n\nI am getting this error while trying to install mysql") == ["repeats_earlier"]
+    assert kinds("It is Ubuntu 10.10, and apt still says 404 Not Found for the mysql package.") == []
+    assert copied_fraction("yes", question) == 0.0
 
 
 def test_version_conflicts_name_the_fact():
