@@ -58,7 +58,10 @@ class Runtime:
     def client(self, role: str) -> RoleClient:
         if role not in self._clients:
             spec = self.config.role(role)
-            self._clients[role] = RoleClient(role, spec, self._chat_models(role, spec))
+            heal = None
+            if spec.embedded and self._chat_models == self._default_chat_model:
+                heal = lambda model=spec.model: self.engine.heal(model)  # noqa: E731
+            self._clients[role] = RoleClient(role, spec, self._chat_models(role, spec), heal)
         return self._clients[role]
 
     def structured_judge(self, role: str) -> StructuredJudge:

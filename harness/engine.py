@@ -3,14 +3,23 @@
 This is the only module that knows how the local model is served; swapping the engine means
 swapping this module. :class:`EngineManager` starts one server per embedded model on first
 use, shares it between all roles and conversations, and stops every server on exit, on
-Ctrl-C and on errors (and, on Linux, when this process dies: the child gets SIGTERM).
+Ctrl-C and on errors (and, on Linux, when this process dies: the child gets SIGTERM). A server
+that died is started again, on its port, the next time its URL is asked for or a call to it is
+refused (:meth:`EngineManager.heal`).
+
+Linux ties ``PR_SET_PDEATHSIG`` to the *thread* that forked the child, not the process: a
+server spawned from a short-lived thread (the live app's warm-up) got SIGTERM as soon as that
+thread ended. Every server is therefore spawned from one long-lived thread of this module
+(:func:`spawn`), which lasts as long as the process.
 """
 from __future__ import annotations
 
 import atexit
 import ctypes
 import importlib.util
+import logging
 import os
+import queue
 import shutil
 import signal
 import socket
@@ -24,6 +33,8 @@ import httpx
 
 from harness.config import EngineConfig
 from harness.model_files import ensure_model
+
+log = logging.getLogger(__name__)
 
 
 class EngineError(RuntimeError):
@@ -62,6 +73,49 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
             pass
 
 
+class _Spawner:
+    """One daemon thread that runs every ``subprocess.Popen`` of the engine, so that the
+    children's parent-death signal follows the process, not whichever thread asked."""
+
+    def __init__(self):
+        self._jobs: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _run(self) -> None:  # pragma: no cover - exercised through spawn()
+        while True:
+            args, kwargs, done = self._jobs.get()
+            try:
+                done["process"] = subprocess.Popen(*args, **kwargs)
+            except BaseException as exc:  # handed back to the caller
+                done["error"] = exc
+            done["event"].set()
+
+    def popen(self, *args, **kwargs) -> subprocess.Popen:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, daemon=True, name="engine-spawner")
+                self._thread.start()
+        done = {"event": threading.Event()}
+        self._jobs.put((args, kwargs, done))
+        done["event"].wait()
+        if "error" in done:
+            raise done["error"]
+        return done["process"]
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        return self._thread
+
+
+_SPAWNER = _Spawner()
+
+
+def spawn(*args, **kwargs) -> subprocess.Popen:
+    """``subprocess.Popen`` run on the engine's long-lived spawner thread."""
+    return _SPAWNER.popen(*args, **kwargs)
+
+
 class EmbeddedServer:
     """One llama.cpp server process serving one GGUF model."""
 
@@ -82,15 +136,21 @@ class EmbeddedServer:
                 "-c", str(c.context_per_slot * c.parallel), "-np", str(c.parallel),
                 "-t", str(c.threads), "--no-webui"]
 
-    def start(self) -> "EmbeddedServer":
+    @property
+    def alive(self) -> bool:
+        """The process was started and has not exited."""
+        return self.process is not None and self.process.poll() is None
+
+    def start(self, port: int | None = None) -> "EmbeddedServer":
+        """Start the server, on ``port`` if given (a restart keeps its URL), else a free one."""
         binary = find_server_binary(self.config.server_binary)
         model_path = ensure_model(self.model_key)
         last_error = ""
-        for _attempt in range(3):  # a port taken between probe and bind: try another
-            self.port = free_port()
+        for attempt in range(3):  # a port taken between probe and bind: try another
+            self.port = port if port is not None else free_port()
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(self.log_path, "wb")
-            self.process = subprocess.Popen(
+            log = open(self.log_path, "ab" if port is not None else "wb")
+            self.process = spawn(
                 self.command(binary, model_path, self.port), stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
             )
@@ -101,6 +161,8 @@ class EmbeddedServer:
             except EngineError as exc:
                 last_error = str(exc)
                 self.stop()
+                if port is not None and attempt == 1:
+                    time.sleep(1.0)  # the dead server's socket may linger a moment
         raise EngineError(last_error)
 
     def _wait_healthy(self) -> None:
@@ -150,22 +212,48 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 class EngineManager:
-    """Starts embedded servers on demand and stops them all on close (also via atexit)."""
+    """Starts embedded servers on demand, restarts one that died, and stops them all on close
+    (also via atexit)."""
 
     def __init__(self, config: EngineConfig):
         self.config = config
         self._servers: dict[str, EmbeddedServer] = {}
         self._lock = threading.Lock()
+        #: one record per restart of a dead server: model, port, exit code, the log's tail
+        self.restarts: list[dict] = []
         atexit.register(self.close)
 
     def base_url(self, model_key: str) -> str:
-        """Base URL of the server for ``model_key``, starting it if needed."""
+        """Base URL of the live server for ``model_key``: started if needed, restarted on its
+        port if it died."""
         with self._lock:
             server = self._servers.get(model_key)
             if server is None:
                 server = EmbeddedServer(model_key, self.config).start()
                 self._servers[model_key] = server
+            elif not server.alive:
+                self._restart(server)
             return server.base_url
+
+    def heal(self, model_key: str) -> bool:
+        """Restart the server of ``model_key`` if it was started and has died (a refused call's
+        first move); True when it restarted one. The URL stays the same (same port)."""
+        with self._lock:
+            server = self._servers.get(model_key)
+            if server is None or server.alive:
+                return False
+            self._restart(server)
+            return True
+
+    def _restart(self, server: EmbeddedServer) -> None:
+        code = server.process.returncode if server.process is not None else None
+        tail = _tail(server.log_path, 8)
+        log.warning("The embedded server for %s (port %s) died with code %s; restarting it. "
+                    "Its log (%s) ends:\n%s", server.model_key, server.port, code, server.log_path, tail)
+        self.restarts.append({"model": server.model_key, "port": server.port, "exit_code": code,
+                              "log": str(server.log_path), "log_tail": tail, "at": time.time()})
+        server.process = None
+        server.start(port=server.port)
 
     @property
     def servers(self) -> dict[str, EmbeddedServer]:

@@ -8,6 +8,7 @@ so that every attempt is visible and stored) and that trips the endpoint's circu
 """
 from __future__ import annotations
 
+import asyncio
 import os
 from time import perf_counter
 from typing import Any, Callable, Sequence
@@ -49,10 +50,14 @@ class RoleClient:
     scope the client uses default settings and a breaker of its own.
     """
 
-    def __init__(self, role: str, spec: ModelSpec, model: BaseChatModel):
+    def __init__(self, role: str, spec: ModelSpec, model: BaseChatModel,
+                 heal: Callable[[], bool] | None = None):
         self.role = role
         self.spec = spec
         self.model = model
+        #: restarts the role's embedded server if it died (``EngineManager.heal``); asked once a
+        #: call is refused or cut off, before the retry
+        self.heal = heal
         self._own_scope: ReliabilityScope | None = None
 
     @property
@@ -102,6 +107,12 @@ class RoleClient:
                                error=f"{failure.kind}: {type(exc).__name__}: {exc}"[:500],
                                attempt=attempt, retry_after_s=failure.retry_after_s)
                 breaker.attempt_failed(failure)
+                if failure.kind in ("refused", "connection") and self.heal is not None:
+                    try:
+                        if await asyncio.to_thread(self.heal):
+                            call.error += " (the embedded server had died; restarted)"
+                    except Exception as heal_error:  # the call fails as refused, with the reason
+                        call.error += f" (restarting the embedded server failed: {heal_error})"[:600]
                 if failure.retryable and attempt < policy.max_attempts and not breaker.is_open:
                     call.backoff_s = policy.delay(attempt, failure.retry_after_s)
                     earlier.append(call)

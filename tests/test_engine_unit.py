@@ -116,3 +116,79 @@ def test_model_parts_are_assembled_verified_and_cached(monkeypatch, tmp_path):
     with pytest.raises(ModelFileError, match="force-reinstall"):
         ensure_model("tiny2")
     assert not list((tmp_path / "cache").glob("tiny2*"))  # nothing half-written is left
+
+
+CHAT = HEALTHY.replace('''    def log_message(self, *a): pass''', '''    def do_POST(self):
+        import json
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                           "choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": "hello"}}],
+                           "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+    def log_message(self, *a): pass''')
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(url.removesuffix("/v1") + "/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_a_server_started_from_a_short_lived_thread_outlives_it(tmp_path, fake_model):
+    """The live app starts the engine in a warm-up thread; PR_SET_PDEATHSIG is tied to the
+    forking thread, so a server forked there got SIGTERM when warm-up ended."""
+    import threading
+    import time
+    manager = EngineManager(EngineConfig(server_binary=str(script(tmp_path, HEALTHY)), startup_timeout_s=20))
+    urls = []
+    warm_up = threading.Thread(target=lambda: urls.append(manager.base_url("qwen2.5-coder-1.5b")))
+    warm_up.start()
+    warm_up.join()
+    assert not warm_up.is_alive() and urls
+    time.sleep(1.0)  # the signal, had it been sent, arrives at once
+    try:
+        assert manager.servers["qwen2.5-coder-1.5b"].alive and _healthy(urls[0])
+        assert manager.restarts == []
+    finally:
+        manager.close()
+
+
+def test_a_killed_server_is_restarted_on_its_port_on_the_next_request(tmp_path, fake_model):
+    manager = EngineManager(EngineConfig(server_binary=str(script(tmp_path, HEALTHY)), startup_timeout_s=20))
+    try:
+        url = manager.base_url("qwen2.5-coder-1.5b")
+        server = manager.servers["qwen2.5-coder-1.5b"]
+        first = server.process
+        first.kill()
+        first.wait()
+        assert not server.alive and not _healthy(url)
+        assert manager.base_url("qwen2.5-coder-1.5b") == url  # same port: clients keep their URL
+        assert server.alive and server.process is not first and _healthy(url)
+        assert [(r["model"], r["exit_code"]) for r in manager.restarts] == [("qwen2.5-coder-1.5b", -9)]
+        assert manager.heal("qwen2.5-coder-1.5b") is False  # alive: nothing to do
+    finally:
+        manager.close()
+
+
+def test_a_refused_call_heals_the_embedded_server_and_succeeds(tmp_path, fake_model):
+    import asyncio
+    from langchain_core.messages import HumanMessage
+    from harness.config import ModelSpec
+    from harness.llm import RoleClient, chat_model_for
+    manager = EngineManager(EngineConfig(server_binary=str(script(tmp_path, CHAT)), startup_timeout_s=20))
+    try:
+        key = "qwen2.5-coder-1.5b"
+        spec = ModelSpec(model=key)
+        client = RoleClient("agent", spec, chat_model_for(spec, manager.base_url(key)),
+                            heal=lambda: manager.heal(key))
+        manager.servers[key].process.kill()
+        manager.servers[key].process.wait()
+        msg, call = asyncio.run(client.invoke([HumanMessage("hi")], "agent:reply"))
+        assert msg.content == "hello" and call.attempt == 2
+        assert "restarted" in call.earlier_attempts[0].error
+        assert len(manager.restarts) == 1
+    finally:
+        manager.close()
