@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_args(parser)
     parser.add_argument("--host", help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a network)")
     parser.add_argument("--port", type=int, help="port (default 7860; 0: any free port)")
-    parser.add_argument("--dataset", help="task set drawn from in free sessions (default lfrqa_technology)")
+    parser.add_argument("--dataset", help="task set drawn from in free sessions (default ubuntu_irc_troubleshooting)")
     parser.add_argument("--kb", help="knowledge base for the RAG agent (enables agent 'rag')")
     parser.add_argument("--show-judge-scores", action="store_true",
                         help="show participants the LLM judge's scores (default hidden)")
