@@ -26,6 +26,9 @@ class LLMCall:
     retry_after_s: float | None = None
     backoff_s: float | None = None
     earlier_attempts: list["LLMCall"] = field(default_factory=list)
+    #: prompt tokens the server reused from its prompt cache (llama.cpp ``cache_n``, OpenAI and
+    #: vLLM ``usage.prompt_tokens_details.cached_tokens``); evaluated = input_tokens - this
+    cached_tokens: int = 0
 
     def all_attempts(self) -> list["LLMCall"]:
         """The failed attempts, then this one."""

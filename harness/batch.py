@@ -33,8 +33,8 @@ def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[st
     """The ``llm_calls`` row of one attempt (see :func:`call_rows` for a call's retries)."""
     return {"interaction_id": interaction_id, "turn_index": turn_index, "role": c.role,
             "purpose": c.purpose, "model": c.model, "input_tokens": c.input_tokens,
-            "output_tokens": c.output_tokens, "latency_ms": c.latency_ms, "cost": c.cost,
-            "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
+            "output_tokens": c.output_tokens, "cached_tokens": c.cached_tokens,
+            "latency_ms": c.latency_ms, "cost": c.cost, "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
             "backoff_s": c.backoff_s}
 
 

@@ -133,10 +133,11 @@ class RoleClient:
             breaker.succeeded()
             usage = msg.usage_metadata or {}
             tin, tout = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+            cached = int((usage.get("input_token_details") or {}).get("cache_read") or 0)
             call = LLMCall(
                 self.role, purpose, self.spec.model, tin, tout, (perf_counter() - started) * 1000,
                 cost=(tin * self.spec.input_price_per_mtok + tout * self.spec.output_price_per_mtok) / 1e6,
-                attempt=attempt, earlier_attempts=earlier,
+                attempt=attempt, earlier_attempts=earlier, cached_tokens=min(cached, tin),
             )
             return msg, call
         raise AssertionError("unreachable: the loop returns or raises")

@@ -8,6 +8,7 @@ from typing import Any
 from harness.conversation_report import conversation_lines
 from harness.scoring import summarize
 from harness.statistics import bootstrap_ci
+from harness.usage_report import usage_lines
 from harness.voice.report import voice_lines
 from store import StoreReader
 
@@ -66,11 +67,7 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
             "task_id", "turns", "stop_reason", "solved", "critical_thinking", "error_handling",
             "topic_knowledge", "weighted_complexity", "avg_user_helpfulness",
             "avg_agent_helpfulness", "quality", "final_score")) + " |")
-    lines += ["", "## Model calls", "", "| role | model | calls | input tokens | output tokens | s | errors |",
-              "|---|---|---|---|---|---|---|"]
-    for c in reader.llm_call_totals(run_id):
-        lines.append(f"| {c['role']} | {c['model']} | {c['calls']} | {c['input_tokens']} | "
-                     f"{c['output_tokens']} | {_fmt((c['latency_ms'] or 0) / 1000, 1)} | {c['errors']} |")
+    lines += usage_lines(reader, run_id)
     lines += voice_lines(reader, run_id)
     if sanity_lines:
         lines += ["", "## Judge sanity", "", "```", *sanity_lines, "```"]

@@ -76,6 +76,8 @@ _TABLES: dict[str, dict] = {
             "id": int, "interaction_id": str, "turn_index": int, "role": str, "purpose": str,
             "model": str, "input_tokens": int, "output_tokens": int, "latency_ms": float,
             "cost": float, "error": str, "created_at": str,
+            # of input_tokens, those the server reused from its prompt cache (not evaluated)
+            "cached_tokens": int,
             # retries: the attempt number, the server's Retry-After and the wait after a failure
             "attempt": int, "retry_after_s": float, "backoff_s": float,
         },

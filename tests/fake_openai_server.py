@@ -5,6 +5,8 @@ responders the fake chat models use (``tests.fakes.default_responder``); the rol
 from the model name, so each role can be pointed at it as ``<role>-fake``.
 ``delay_s`` makes every answer take that long (a model's latency, for load tests); a request
 with ``"stream": true`` (a live session's agent reply) is answered as server-sent chunks.
+Usage counts one prompt token per word and reports, like llama.cpp's prompt cache, the leading
+words shared with the most similar earlier prompt as ``prompt_tokens_details.cached_tokens``.
 """
 from __future__ import annotations
 
@@ -23,7 +25,23 @@ class FakeOpenAIServer:
         self.responders = responders
         self.delay_s = delay_s
         self.requests: list[dict] = []
+        self._prompts: list[list[str]] = []
         server = self
+
+        def usage(body: dict, completion: int) -> dict:
+            words = " ".join(f"{m['role']}: {m['content']}" for m in body["messages"]).split()
+            cached = 0
+            for earlier in server._prompts:
+                n = 0
+                for a, b in zip(words, earlier):
+                    if a != b:
+                        break
+                    n += 1
+                cached = max(cached, n)
+            server._prompts.append(words)
+            return {"prompt_tokens": len(words), "completion_tokens": completion,
+                    "total_tokens": len(words) + completion,
+                    "prompt_tokens_details": {"cached_tokens": min(cached, len(words) - 1)}}
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
@@ -50,8 +68,7 @@ class FakeOpenAIServer:
                     "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split()),
-                              "total_tokens": 10 + len(text.split())}})
+                    "usage": usage(body, len(text.split()))})
 
             def _stream(self, body, text):
                 """The answer as server-sent chunks (one per word), usage last when asked."""
@@ -67,9 +84,7 @@ class FakeOpenAIServer:
                           for d in chunks]
                 events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
                 if (body.get("stream_options") or {}).get("include_usage"):
-                    events.append({**base, "choices": [], "usage": {
-                        "prompt_tokens": 10, "completion_tokens": len(words),
-                        "total_tokens": 10 + len(words)}})
+                    events.append({**base, "choices": [], "usage": usage(body, len(words))})
                 for event in events:
                     self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")

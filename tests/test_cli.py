@@ -52,6 +52,12 @@ def test_run_export_rescore_runs(tmp_path, tasks_file, endpoint, capsys):
     assert yes_no and all(r["top_logprobs"] == 10 and r["temperature"] == 0.0 and
                           (r.get("max_completion_tokens") or r.get("max_tokens")) == 1 for r in yes_no)
     assert all(r["response_format"]["type"] == "json_schema" for r in judge_requests if r not in yes_no)
+    # the prompt tokens the server reused from its cache are stored per call and reported
+    calls = [c for i in reader.interactions(run["id"]) for c in reader.llm_calls(i["id"])]
+    assert all(0 <= c["cached_tokens"] < c["input_tokens"] for c in calls)
+    assert any(c["cached_tokens"] > 0 for c in calls)
+    report = (folder / "report.md").read_text()
+    assert "## Model calls per turn" in report and "| evaluated | cached |" in report
 
     assert main(["rescore", "--store", str(store), "cli-test"]) == 0
     assert "0 changed" in capsys.readouterr().out

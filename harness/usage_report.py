@@ -1,0 +1,38 @@
+"""The run report's model-usage sections: per role, and per turn and role, the calls, the
+prompt tokens the server evaluated and those it reused from its prompt cache, the generated
+tokens and the seconds (docs/selfscore.md, "What a turn costs")."""
+from __future__ import annotations
+
+from store import StoreReader
+
+
+def _s(ms: float | None) -> str:
+    return f"{(ms or 0) / 1000:.1f}"
+
+
+def usage_lines(reader: StoreReader, run_id: str) -> list[str]:
+    """Markdown lines: "## Model calls" (per role and model) and "## Model calls per turn"
+    (per turn index and role, summed over the run's conversations; turn "-" is the work done
+    before turn 1: problem extraction and complexity)."""
+    lines = ["", "## Model calls", "",
+             "| role | model | calls | prompt tokens | evaluated | cached | generated | s | errors |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in reader.llm_call_totals(run_id):
+        evaluated = (c["input_tokens"] or 0) - (c["cached_tokens"] or 0)
+        lines.append(f"| {c['role']} | {c['model']} | {c['calls']} | {c['input_tokens']} | {evaluated} | "
+                     f"{c['cached_tokens']} | {c['output_tokens']} | {_s(c['latency_ms'])} | {c['errors']} |")
+    rows = reader.llm_call_totals(run_id, by_turn=True)
+    if not rows:
+        return lines
+    lines += ["", "## Model calls per turn", "",
+              "Summed over the conversations that reached the turn; evaluated = prompt tokens the "
+              "server computed, cached = reused from its prompt cache; s = the calls' own seconds "
+              "(calls overlap when conversations run at once).", "",
+              "| turn | role | conversations | calls | evaluated | cached | generated | s |",
+              "|---|---|---|---|---|---|---|---|"]
+    for c in rows:
+        evaluated = (c["input_tokens"] or 0) - (c["cached_tokens"] or 0)
+        turn = "-" if c["turn_index"] is None else c["turn_index"]
+        lines.append(f"| {turn} | {c['role']} | {c['interactions']} | {c['calls']} | {evaluated} | "
+                     f"{c['cached_tokens']} | {c['output_tokens']} | {_s(c['latency_ms'])} |")
+    return lines
