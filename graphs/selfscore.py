@@ -50,9 +50,11 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         reply = await user.respond(state["problem"], state["history"], state["turn_index"])
         if reply.text is None:
             return Command(update={"user_reply": reply, "stop_reason": "user_ended"}, goto=END)
+        # the user's message is judged while the agent answers it: the judgment does not feed
+        # the agent, and the reply (what a live participant waits for) no longer waits for it
         return Command(update={"user_reply": reply, "turn_started": started,
                                "history": [Message("user", reply.text)]},
-                       goto="judge_user")
+                       goto=["judge_user", "agent_turn"])
 
     async def judge_user(state: TurnLoopState) -> dict:
         judgment = await judges.user_helpfulness(
@@ -96,14 +98,13 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
     # thread (``run_in_executor``) under its own callback run, which cost about 0.5 ms a turn
     # and, with many conversations, queued on the default thread pool.
     graph = StateGraph(TurnLoopState)
-    graph.add_node("user_turn", user_turn, destinations=("judge_user", END))
+    graph.add_node("user_turn", user_turn, destinations=("judge_user", "agent_turn", END))
     graph.add_node("judge_user", judge_user)
     graph.add_node("agent_turn", agent_turn)
     graph.add_node("judge_agent", judge_agent)
     graph.add_node("record_turn", record_turn, destinations=("user_turn", END))
     graph.add_edge(START, "user_turn")
-    graph.add_edge("judge_user", "agent_turn")
-    graph.add_edge("agent_turn", "judge_agent")
+    graph.add_edge(["judge_user", "agent_turn"], "judge_agent")  # both, then the agent's judges
     graph.add_edge("judge_agent", "record_turn")
     return graph.compile(checkpointer=checkpointer)
 
