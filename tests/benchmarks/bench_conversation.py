@@ -1,0 +1,173 @@
+"""What a SelfScore turn costs on the embedded model: deskbench's turn loop against a naive loop,
+side by side in one run (a script, not a pytest test; minutes on 2 cores).
+
+    .venv/bin/python -m tests.benchmarks.bench_conversation                 # 2 tasks x 3 turns
+    .venv/bin/python -m tests.benchmarks.bench_conversation --tasks 1 --turns 2
+
+Both loops play the same troubleshooting tasks (the default task set's first ones) for exactly
+``--turns`` turns (no early stop on "solved"), two conversations at once, against the same
+embedded llama.cpp server, with every judge on.
+
+- **deskbench**: ``harness.batch.arun_selfscore`` as a batch runs it (problem extraction,
+  summary and complexity before turn 1; per turn the simulated user's outcome decision and
+  reply with its checks, the agent, user and agent helpfulness, the solved-check). The figures
+  come from the store's ``llm_calls`` rows.
+- **naive**: the same steps written the plain way, in this file: one call per step, each with
+  its own system prompt first and the whole conversation after it as text, one after another
+  within a conversation. The figures come from the server's own usage counts.
+
+Per turn it prints: seconds (wall time / turns), calls, prompt tokens the server evaluated,
+prompt tokens it reused from its cache, generated tokens, and "new tokens" (the generated
+tokens: what a perfect prefix cache would still have to read), and each figure's naive/deskbench
+ratio. It exits 0: the figures are informative (targets: docs/selfscore.md, issue 14).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import httpx
+
+from harness import prompts
+from harness.batch import arun_selfscore
+from harness.compose import Runtime
+from harness.config import load_config
+from harness.datasets import Dataset, load_dataset
+from store import StoreReader
+
+
+def _figures(calls: list[dict], turns: int, wall_s: float) -> dict[str, float]:
+    evaluated = sum(c["input_tokens"] - c["cached_tokens"] for c in calls)
+    generated = sum(c["output_tokens"] for c in calls)
+    return {"s/turn": wall_s / turns, "calls/turn": len(calls) / turns,
+            "evaluated/turn": evaluated / turns, "cached/turn": sum(c["cached_tokens"] for c in calls) / turns,
+            "generated/turn": generated / turns, "evaluated/new": evaluated / max(generated, 1),
+            "turns": turns, "wall s": wall_s}
+
+
+# -- deskbench --------------------------------------------------------------------------------
+async def deskbench_loop(runtime: Runtime, dataset: Dataset) -> dict[str, float]:
+    started = time.perf_counter()
+    run_id, progress = await arun_selfscore(runtime, dataset)
+    wall = time.perf_counter() - started
+    reader = StoreReader(runtime.config.store)
+    calls, turns = [], 0
+    for i in reader.interactions(run_id):
+        calls += [{"input_tokens": c["input_tokens"] or 0, "cached_tokens": c["cached_tokens"] or 0,
+                   "output_tokens": c["output_tokens"] or 0} for c in reader.llm_calls(i["id"])]
+        turns += len(reader.turns(i["id"]))
+    return _figures(calls, turns, wall)
+
+
+# -- the naive loop ---------------------------------------------------------------------------
+NAIVE_JUDGE_SYSTEM = "You are a strict judge of help-desk conversations. Answer with JSON only."
+
+
+class Naive:
+    """One plain chat-completions call per step, each with its own system prompt first."""
+
+    def __init__(self, base_url: str, config):
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.config = config
+        self.calls: list[dict] = []
+
+    async def call(self, http: httpx.AsyncClient, role: str, system: str, user: str | list[dict]) -> str:
+        spec = self.config.role(role)
+        messages = [{"role": "system", "content": system}]
+        messages += user if isinstance(user, list) else [{"role": "user", "content": user}]
+        r = await http.post(self.url, json={"messages": messages, "max_tokens": spec.max_tokens,
+                                            "temperature": spec.temperature}, timeout=900)
+        r.raise_for_status()
+        body = r.json()
+        usage = body.get("usage") or {}
+        self.calls.append({"input_tokens": usage.get("prompt_tokens", 0),
+                           "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0),
+                           "output_tokens": usage.get("completion_tokens", 0)})
+        return body["choices"][0]["message"]["content"] or ""
+
+    async def conversation(self, http: httpx.AsyncClient, question: str, solution: str, turns: int) -> int:
+        problem = await self.call(http, "extractor", "You extract problems.",
+                                  f"State the underlying problem this solution fixes, in one sentence.\n"
+                                  f"Question: {question}\nSolution: {solution[:2500]}")
+        summary = await self.call(http, "extractor", prompts.SUMMARY_SYSTEM,
+                                  f"Restate this question as one short request: {question}")
+        await self.call(http, "complexity", NAIVE_JUDGE_SYSTEM,
+                        f"Rate the complexity of this problem 1-10 on critical thinking, error "
+                        f"handling and topic knowledge, as JSON with reasons: {summary}")
+        history: list[tuple[str, str]] = [("USER", question)]
+        for turn in range(1, turns + 1):
+            if turn > 1:
+                chat = [{"role": "assistant" if who == "USER" else "user", "content": text}
+                        for who, text in history]
+                history.append(("USER", await self.call(
+                    http, "user", f"You are a person with this problem: {question}\nThe real cause "
+                    f"(do not say it): {problem}\nReply to the help desk in 1-3 sentences.", chat)))
+            text = "\n".join(f"{who}: {t}" for who, t in history)
+            await self.call(http, "judge", NAIVE_JUDGE_SYSTEM,
+                            f"Conversation:\n{text}\nRate the latest USER message's helpfulness 1-10 "
+                            'as {"reason": str, "score": int}.')
+            chat = [{"role": "user" if who == "USER" else "assistant", "content": t} for who, t in history]
+            history.append(("AGENT", await self.call(http, "agent", prompts.AGENT_SYSTEM, chat)))
+            text = "\n".join(f"{who}: {t}" for who, t in history)
+            await self.call(http, "judge", NAIVE_JUDGE_SYSTEM,
+                            f"Conversation:\n{text}\nRate the latest AGENT message's helpfulness 1-10 "
+                            'as {"reason": str, "score": int}.')
+            await self.call(http, "judge", NAIVE_JUDGE_SYSTEM,
+                            f"Problem: {problem}\nConversation:\n{text}\nIs the problem solved? "
+                            'Answer {"reason": str, "solved": bool}.')
+        return turns
+
+
+def solution(task) -> str:
+    """The thread's fix as the batch takes it: the reference answer, else the helpers' messages."""
+    return (task.reference_answer or "\n".join(task.agent_replies)).strip()
+
+
+async def naive_loop(runtime: Runtime, dataset: Dataset, turns: int) -> dict[str, float]:
+    spec = runtime.config.role("agent")
+    naive = Naive(spec.base_url or runtime.engine.base_url(spec.model), runtime.config)
+    started = time.perf_counter()
+    async with httpx.AsyncClient() as http:
+        played = await asyncio.gather(*(naive.conversation(http, t.question, solution(t), turns)
+                                        for t in dataset.tasks))
+    return _figures(naive.calls, sum(played), time.perf_counter() - started)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=2)
+    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--base-url", help="an already running server for every role (default: embedded)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        roles = {r: {"base_url": args.base_url} for r in ("agent", "user", "judge", "complexity", "extractor")} \
+            if args.base_url else {}
+        cfg = load_config(overrides={
+            "store": str(Path(tmp) / "bench.sqlite"), "roles": roles,
+            "run": {"limit": args.tasks, "max_turns": args.turns, "concurrency": args.tasks,
+                    "stop_on_solved": False}})
+        full = load_dataset(cfg.run.dataset)
+        dataset = Dataset(full.name, full.path, full.sha256, full.tasks[: args.tasks])
+        with Runtime(cfg) as runtime:
+            ours = asyncio.run(deskbench_loop(runtime, dataset))
+            naive = asyncio.run(naive_loop(runtime, dataset, args.turns))
+    print(f"\nOne SelfScore turn on {cfg.role('agent').model}, {args.tasks} tasks x {args.turns} turns, "
+          f"{cfg.engine.threads} threads, {args.tasks} conversations at once\n")
+    print(f"| figure | deskbench | naive | naive/deskbench |\n|---|---|---|---|")
+    for key in ours:
+        ratio = naive[key] / ours[key] if ours[key] else float("nan")
+        print(f"| {key} | {ours[key]:.1f} | {naive[key]:.1f} | {ratio:.2f} |")
+    print(json.dumps({"deskbench": ours, "naive": naive}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
