@@ -83,7 +83,7 @@ class Naive:
         spec = self.config.role(role)
         messages = [{"role": "system", "content": system}]
         messages += user if isinstance(user, list) else [{"role": "user", "content": user}]
-        r = await http.post(self.url, json={"messages": messages, "max_tokens": spec.max_tokens,
+        r = await http.post(self.url, json={"model": spec.model, "messages": messages, "max_tokens": spec.max_tokens,
                                             "temperature": spec.temperature}, timeout=900)
         r.raise_for_status()
         body = r.json()
