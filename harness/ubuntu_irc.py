@@ -137,6 +137,19 @@ def is_chatter(text: str, nicks: Iterable[str] = ()) -> bool:
     return all(w in _CHATTER or w.rstrip("_`") in names for w in _WORD.findall(text.lower()))
 
 
+# a message where the asker reports what the cause or the fix turned out to be ("Ah ha. It was
+# the formatting of my public key in authorized_keys"): the simulated user must not know it
+_RESOLUTION = re.compile(
+    r"\b(?:a+h+ ?ha+|turned out|turns out|the (?:problem|issue|cause|culprit) was(?! the same)|"
+    r"was the (?:problem|issue|cause|culprit)|(?:that|this) (?:fixed|solved) it|fixed it|solved it|"
+    r"got it working)\b|(?:^|[.!]\s+)it was (?:the|my|a|an) ", re.I)
+
+
+def reports_resolution(text: str) -> bool:
+    """Whether a message says what the cause or the fix turned out to be."""
+    return bool(_RESOLUTION.search(text))
+
+
 def asker_facts(followups: Iterable[str], nicks: Iterable[str]) -> list[str]:
     """The asker's later messages as facts for the simulated user.
 
@@ -147,8 +160,9 @@ def asker_facts(followups: Iterable[str], nicks: Iterable[str]) -> list[str]:
         nicks: the speakers whose names may open a message as an address.
 
     Returns:
-        One fact per message, addressing prefix removed, chatter and duplicates
-        (case-insensitive) dropped, in thread order.
+        One fact per message, addressing prefix removed, chatter, duplicates
+        (case-insensitive) and reports of the found cause or fix (:func:`reports_resolution`)
+        dropped, in thread order.
     """
     nicks = list(nicks)
     facts: list[str] = []
@@ -157,7 +171,7 @@ def asker_facts(followups: Iterable[str], nicks: Iterable[str]) -> list[str]:
         for line in followup.splitlines():
             fact = strip_addressing(line, nicks)
             key = " ".join(fact.lower().split())
-            if fact and key not in seen and not is_chatter(fact, nicks):
+            if fact and key not in seen and not is_chatter(fact, nicks) and not reports_resolution(fact):
                 seen.add(key)
                 facts.append(fact)
     return facts

@@ -155,3 +155,11 @@ def test_the_review_must_match_the_rules(tmp_path):
     review.write_text("thread_id\tdecision\tnote\n2014-06-18_13#1236\tkeep\t\n")
     with pytest.raises(ValueError, match="decision must be"):
         build_tasks.read_review(review)
+
+
+def test_a_message_naming_the_found_cause_is_not_a_fact():
+    from harness.ubuntu_irc import asker_facts, reports_resolution
+    facts = asker_facts(["bob: I get roaming not allowed\n\nbob: Ah ha. It was the formatting of my key",
+                         "it still fails, the problem was the same before the install"], ["bob"])
+    assert facts == ["I get roaming not allowed", "it still fails, the problem was the same before the install"]
+    assert reports_resolution("15.10 Fixed it for me") and not reports_resolution("it was fine yesterday")
