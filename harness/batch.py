@@ -271,7 +271,8 @@ class SelfScoreBatch:
                 progress.turns += r["n_turns"] or 0
         scripts = {r["id"]: json.loads(r["script_json"] or "{}") for r in rows}
         graph = self.runtime.selfscore_graph(
-            self.runtime.user({i: s.get("followups", []) for i, s in scripts.items()}),
+            self.runtime.user({i: s.get("followups", []) for i, s in scripts.items()},
+                              {i: s["opening"] for i, s in scripts.items() if s.get("opening")}),
             self.runtime.agent({i: s.get("agent_replies", []) for i, s in scripts.items()},
                                {i: [LLMCall(**c) for c in s.get("agent_calls", [])]
                                 for i, s in scripts.items()}),
@@ -336,15 +337,20 @@ async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWr
 
     The underlying problem comes, as in the paper, from the thread's solution
     (:func:`thread_solution`); from the question only when the thread has none; a task's own
-    ``problem`` wins over both. Which source was used is stored as ``problem_source``.
+    ``problem`` wins over both, and a replay's (``harness.rejudge``) over all. Which source was
+    used is stored as ``problem_source``.
     """
     iid, pid = row["id"], row["problem_id"]
     meta = json.loads(row["metadata_json"] or "{}")
+    script = json.loads(row.get("script_json") or "{}")
     extractor = runtime.client("extractor")
     summary, calls = await preprocessed_text("summary", pid, row["question"], extractor,
                                              reader, writer)
     solution = thread_solution(row)
-    statement, source = meta.get("problem"), "task"
+    if script.get("problem_statement"):  # a replay keeps the statement its source was judged on
+        statement, source = script["problem_statement"], script.get("problem_source") or "task"
+    else:
+        statement, source = meta.get("problem"), "task"
     if not statement:
         source = "solution" if solution else "question"
         statement, more = await preprocessed_text("problem", pid, row["question"], extractor,

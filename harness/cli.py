@@ -250,30 +250,30 @@ def cmd_sanity(args: argparse.Namespace) -> int:
 def cmd_rejudge(args: argparse.Namespace) -> int:
     from harness.batch import SelfScoreBatch
     from harness.compose import Runtime
-    from harness.rejudge import rejudge_config, replay_dataset
+    from harness.rejudge import create_rejudge_run, rejudge_config, replays
     from store import StoreReader, StoreWriter
 
     store = args.store or build_config(args).store
     reader = StoreReader(store)
     source = reader.run(args.run)
     roles = _role_overrides(args.role)
-    dataset, calls = replay_dataset(reader, source)
-    n_turns = max(len(t.agent_replies) for t in dataset.tasks)
+    todo = replays(reader, source)
+    n_turns = max(r.n_turns for r in todo)
     run_ids = []
     for repeat in range(args.repeats):
         config = rejudge_config(source, roles, repeat, n_turns)
         config.store = store
-        config.run.limit = len(dataset.tasks)
+        config.run.limit = len(todo)
         if args.concurrency:
             config.run.concurrency = args.concurrency
 
         async def session(runtime):
             batch = SelfScoreBatch(runtime, StoreWriter(store), StoreReader(store))
-            run_id = batch.create_run(dataset, kind="rejudge", agent_calls=calls, source_run=source["id"])
+            run_id = create_rejudge_run(batch, source, todo)
             return run_id, await batch.run(run_id)
 
         with Runtime(config) as runtime:
-            console.print(f"Re-judging {len(dataset.tasks)} conversations of {source['id']} "
+            console.print(f"Re-judging {len(todo)} conversations of {source['id']} "
                           f"as {config.run.name} (repeat {repeat + 1}/{args.repeats}) ...")
             run_id, progress = asyncio.run(session(runtime))
         run_ids.append(run_id)

@@ -26,12 +26,17 @@ def _labels(runs: list[dict]) -> dict[str, str]:
     return {r["id"]: r["name"] if counts[r["name"]] == 1 else r["id"] for r in runs}
 
 
-def _turn_scores(reader: StoreReader, run_id: str, key: str = "agent_helpfulness") -> dict[str, Any]:
-    """``task_id#turn`` -> the turn's score, for items shared between runs of one conversation set."""
+def turn_scores(reader: StoreReader, run_id: str, key: str = "agent_helpfulness") -> dict[str, Any]:
+    """``<conversation>#<turn>`` -> the turn's score, for items shared between runs of one
+    conversation set. A conversation is named by its interaction id without ``<run id>:`` (the
+    task id in a batch run; a re-judged copy keeps its source's name), so that several
+    conversations on one task (live sessions) stay apart."""
     out = {}
+    prefix = f"{run_id}:"
     for i in reader.interactions(run_id):
+        name = i["id"][len(prefix):] if i["id"].startswith(prefix) else i["id"]
         for t in reader.turns(i["id"]):
-            out[f"{i['task_id']}#{t['turn_index']}"] = t[key]
+            out[f"{name}#{t['turn_index']}"] = t[key]
     return out
 
 
@@ -61,13 +66,13 @@ def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
         for r in group:
             judges[r["models"].get("judge")].append(r)
         if len(judges) > 1 and judge_cmp is None:
-            judge_cmp = judge_comparison({f"{model} ({labels[rs[0]['id']]})": _turn_scores(reader, rs[0]["id"])
+            judge_cmp = judge_comparison({f"{model} ({labels[rs[0]['id']]})": turn_scores(reader, rs[0]["id"])
                                           for model, rs in judges.items()})
         repeated = [rs for rs in judges.values() if len(rs) > 1]
         if repeated and reliability is None:
             items: dict[str, list] = defaultdict(list)
             for r in repeated[0]:
-                for item, score in _turn_scores(reader, r["id"]).items():
+                for item, score in turn_scores(reader, r["id"]).items():
                     items[item].append(score)
             reliability = judge_reliability(dict(items))
     sensitivity = weight_sensitivity(figures, list(weight_vectors)) if len(figures) > 1 else None

@@ -67,10 +67,12 @@ class Runtime:
     def structured_judge(self, role: str) -> StructuredJudge:
         return StructuredJudge(self.client(role), self.config.run.judge_retries)
 
-    def user(self, scripts: dict[str, list[str]]) -> User:
-        """The configured user: LLM-simulated, or scripted from each task's ``followups``;
+    def user(self, scripts: dict[str, list[str]], openings: dict[str, str] | None = None) -> User:
+        """The configured user: LLM-simulated, or scripted from each task's ``followups``
+        (turn 1 from ``openings`` where given: a replayed conversation's first message);
         speaking through ``voice_link`` when ``voice.enabled`` (docs/voice.md)."""
-        user = ScriptedUser(scripts) if self.config.run.user == "scripted" else self.simulated_user()
+        user = (ScriptedUser(scripts, openings) if self.config.run.user == "scripted"
+                else self.simulated_user())
         if self.speaks:
             from harness.voice.call import VoiceUser
             return VoiceUser(user, self.voice_link)

@@ -166,17 +166,20 @@ class SimulatedUser:
 class ScriptedUser:
     """Fixed follow-up messages (a test double and a replay tool).
 
-    Turn 1 is the problem's question; turn *n* is ``script[n-2]``; when the script runs out
-    the user ends the conversation. ``script`` is one list for every interaction, or a mapping
-    from interaction id to its own list.
+    Turn 1 is the problem's question, or the interaction's entry in ``openings`` (a replayed
+    conversation's first message as it was said); turn *n* is ``script[n-2]``; when the script
+    runs out the user ends the conversation. ``script`` is one list for every interaction, or a
+    mapping from interaction id to its own list.
     """
 
-    def __init__(self, script: Sequence[str] | Mapping[str, Sequence[str]]):
+    def __init__(self, script: Sequence[str] | Mapping[str, Sequence[str]],
+                 openings: Mapping[str, str] | None = None):
         self.script = script
+        self.openings = openings or {}
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
         if turn_index == 1:
-            return Reply(problem.question)
+            return Reply(self.openings.get(problem.interaction_id) or problem.question)
         script = self.script.get(problem.interaction_id, ()) if isinstance(self.script, Mapping) else self.script
         i = turn_index - 2
         return Reply(script[i] if i < len(script) else None)

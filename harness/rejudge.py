@@ -1,19 +1,23 @@
 """Re-judging a stored run's conversations with other judges, without re-running them.
 
-The new run replays the stored messages (user script = the stored user messages, agent script
-= the stored agent replies with their original tokens) through the same turn loop and judges,
-with ``stop_on_solved`` off so that every stored turn is judged. Judge agreement and judge
-reliability (the same judge K times) are computed from such runs.
+The new run replays each stored conversation (user script = its stored user messages, turn 1
+included; agent script = its stored agent replies with their original tokens) through the same
+turn loop and judges, with ``stop_on_solved`` off so that every stored turn is judged. Each
+stored conversation becomes one interaction of the new run, named after its source
+interaction, so that many conversations on one task (live sessions) all stay. Judge agreement
+and judge reliability (the same judge K times) are computed from such runs.
 """
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Sequence
 
+from harness import prompts
+from harness.batch import SelfScoreBatch, new_run
 from harness.compose import run_name
 from harness.config import Config
-from harness.datasets import Dataset, Task
+from harness.scoring import SCORER_VERSION
 from store import StoreReader
 
 
@@ -40,31 +44,68 @@ def rejudge_config(source: dict[str, Any], role_overrides: dict[str, dict[str, A
     return config
 
 
-def replay_dataset(reader: StoreReader, run: dict[str, Any]) -> tuple[Dataset, dict[str, list[dict]]]:
-    """The completed interactions of ``run`` as replay tasks, and each task's original agent calls.
+@dataclass(frozen=True)
+class Replay:
+    """One stored conversation to judge again: the new interaction is ``<new run>:<key>``."""
+
+    key: str         # the source interaction's id after ``<source run>:`` (unique in the run)
+    problem_id: str  # the source interaction's problem (already in the store)
+    script: dict[str, Any]  # ``script_json`` of the new interaction (see :func:`replays`)
+
+    @property
+    def n_turns(self) -> int:
+        return len(self.script["agent_replies"])
+
+
+def replays(reader: StoreReader, run: dict[str, Any]) -> list[Replay]:
+    """Every completed interaction of ``run`` with stored turns, as it was said.
+
+    One replay per stored conversation, however many share a task (live sessions on one drawn
+    task, repeated tasks): each keeps its own user messages (turn 1 included: what the person
+    typed or what speech recognition heard, not the task's question), agent replies, the
+    original agent calls, and the problem statement it was judged against.
 
     Raises:
         ValueError: when the run has no completed interaction to re-judge.
     """
-    tasks: list[Task] = []
-    calls: dict[str, list[dict]] = {}
+    out: list[Replay] = []
     agent_model = run["models"].get("agent", "unknown")
+    prefix = f"{run['id']}:"
     for i in reader.interactions(run["id"]):
         if i["status"] != "completed":
             continue
         turns = reader.turns(i["id"])
         if not turns:
             continue
-        meta = json.loads(i["metadata_json"] or "{}")
-        tasks.append(Task(
-            id=i["task_id"], question=i["question"], reference_answer=i["reference_answer"],
-            problem=meta.pop("problem", None) or i["problem_statement"],
-            followups=[t["user_message"] for t in turns[1:]],
-            agent_replies=[t["agent_message"] for t in turns], metadata=meta))
-        calls[i["task_id"]] = [
-            {"role": "agent", "purpose": "agent:replayed", "model": agent_model,
-             "input_tokens": t["input_tokens"] or 0, "output_tokens": t["output_tokens"] or 0}
-            for t in turns]
-    if not tasks:
+        out.append(Replay(
+            key=i["id"][len(prefix):] if i["id"].startswith(prefix) else i["id"],
+            problem_id=i["problem_id"],
+            script={"source_interaction": i["id"], "opening": turns[0]["user_message"],
+                    "followups": [t["user_message"] for t in turns[1:]],
+                    "agent_replies": [t["agent_message"] for t in turns],
+                    "agent_calls": [
+                        {"role": "agent", "purpose": "agent:replayed", "model": agent_model,
+                         "input_tokens": t["input_tokens"] or 0, "output_tokens": t["output_tokens"] or 0}
+                        for t in turns],
+                    "problem_statement": i["problem_statement"],
+                    "problem_source": i["problem_source"]}))
+    if not out:
         raise ValueError(f"Run {run['id']} has no completed interaction with turns to re-judge.")
-    return Dataset(run["dataset"], Path(reader.path), run["dataset_sha256"], tasks), calls
+    if len({r.key for r in out}) != len(out):
+        raise ValueError(f"Run {run['id']} has interaction ids that clash once its run id is removed.")
+    return out
+
+
+def create_rejudge_run(batch: SelfScoreBatch, source: dict[str, Any], todo: Sequence[Replay]) -> str:
+    """Store the re-judging run of ``source`` on ``batch``'s config (:func:`rejudge_config`),
+    one pending interaction per replay, over the source's own problems; returns its id."""
+    batch.runtime.check_models()
+    cfg = batch.config
+
+    def interactions(run_id: str) -> list[dict]:
+        return [{"id": f"{run_id}:{r.key}", "run_id": run_id, "problem_id": r.problem_id,
+                 "position": pos, "status": "pending", "script_json": json.dumps(r.script)}
+                for pos, r in enumerate(todo)]
+    return new_run(batch.writer, cfg, cfg.run.name or run_name(cfg), "rejudge", source["dataset"],
+                   source["dataset_sha256"], prompts.PROMPT_VERSION, SCORER_VERSION,
+                   source["id"], interactions=interactions)
