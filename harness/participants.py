@@ -8,6 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from graphs.protocols import LLMCall, Message, Problem, Reply
 from harness import prompts, user_checks
+from harness.fix_terms import shared_fix_terms
 from harness.judges import escape_judged_text
 from harness.llm import RoleClient, ask_yes_no
 from harness.transcript import _clip
@@ -64,11 +65,17 @@ def _facts_block(problem: Problem) -> str:
     return "\n".join(f"- {escape_judged_text(f)}" for f in problem.facts) or "- (nothing beyond the question)"
 
 
-# The outcome decision's threshold on mean(P(yes), similarity to the real fix). Measured on the
-# 16 outcome scenarios (harness/data/sanity/user_outcome.jsonl) with the 1.5B: P(yes) alone gave
-# 0.73-0.81 on fixes and 0.43-0.70 on non-fixes (a question or a fix for another cause sounds
-# plausible to it); the similarity 0.34-0.82 and -0.03-0.43; their mean 0.57-0.79 and 0.28-0.57.
-FIX_THRESHOLD = 0.62
+# The outcome decision: the mean of P(yes) and the similarity to the real fix, against a
+# threshold that depends on whether the message names a distinctive term of the real fix
+# (harness.fix_terms). Measured on the 16 outcome scenarios (harness/data/sanity/
+# user_outcome.jsonl) with the 1.5B: fixes that name a term 0.56-0.80, fixes that do not (another
+# fix for the same cause) 0.69-0.78, non-fixes 0.30-0.55 (none names a term). A single threshold
+# (0.62) missed two fixes and, in a batch, took a generic list of sshd_config and permission steps
+# (0.62-0.65, no term of the thread's ssh-copy-id fix) for the fix. These thresholds were set
+# on that set; the batch in docs/selfscore.md is the held-out check.
+FIX_THRESHOLD_WITH_TERMS = 0.55
+FIX_THRESHOLD_WITHOUT_TERMS = 0.66
+FIX_THRESHOLD = 0.62  # a task without a known solution: the similarity is to the problem statement
 
 REJECTED = {  # why a draft was not used, told to the model when it writes the message again
     "acts_as_agent": "it spoke like the help desk; write only as the person with the problem",
@@ -93,11 +100,13 @@ class SimulatedUser:
 
     def __init__(self, client: RoleClient, judge: RoleClient | None = None,
                  max_regenerations: int = 2, fix_threshold: float = FIX_THRESHOLD,
-                 embedder=None):
+                 embedder=None, with_terms: float = FIX_THRESHOLD_WITH_TERMS,
+                 without_terms: float = FIX_THRESHOLD_WITHOUT_TERMS):
         self.client = client
         self.judge = judge
         self.max_regenerations = max_regenerations
         self.fix_threshold = fix_threshold
+        self.thresholds = {True: with_terms, False: without_terms}
         self._embedder = embedder
 
     def similarity(self, problem: Problem, agent_message: str) -> float:
@@ -115,13 +124,19 @@ class SimulatedUser:
     async def outcome(self, problem: Problem, agent_message: str) -> tuple[bool, dict, LLMCall]:
         """Does the agent's message fix the hidden true problem? The mean of the user model's
         P(yes) (token log-probabilities) and the embedding similarity of the message with the
-        hidden problem and its solution, at least ``fix_threshold``."""
+        thread's real fix reaches the threshold: a lower one when the message names a
+        distinctive term of the real fix (``harness.fix_terms``), a higher one when it does not;
+        ``fix_threshold`` when the task has no solution."""
         p_llm, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),
                                           "user:outcome")
         cosine = self.similarity(problem, agent_message) if agent_message.strip() else 0.0
         score = (p_llm + cosine) / 2
-        return score >= self.fix_threshold, {"p_fix": round(score, 4), "p_llm": round(p_llm, 4),
-                                             "similarity": round(cosine, 4)}, call
+        terms = shared_fix_terms(agent_message, problem.solution or "", problem.question) \
+            if problem.solution else None
+        needed = self.fix_threshold if terms is None else self.thresholds[bool(terms)]
+        return score >= needed, {
+            "p_fix": round(score, 4), "p_llm": round(p_llm, 4), "similarity": round(cosine, 4),
+            "fix_terms": terms, "threshold": needed}, call
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
         if turn_index == 1 or not history:
@@ -156,7 +171,7 @@ class SimulatedUser:
             if not violations:
                 break
         simulator = {"outcome": "fixed" if fixed else "not_fixed", **decision,
-                     "fix_threshold": self.fix_threshold, "attempts": attempts,
+                     "fix_threshold": decision["threshold"], "attempts": attempts,
                      "regenerations": len(attempts) - 1,
                      "violations": sorted({v["kind"] for a in attempts for v in a["violations"]}),
                      "unresolved": bool(attempts[-1]["violations"])}

@@ -251,7 +251,28 @@ async def test_the_outcome_mixes_the_users_yes_no_with_the_similarity_to_the_hid
     user_client, _ = client(user_model("Yes", []), role="user")
     user = SimulatedUser(user_client, embedder=Embedder())
     fixed, decision, _ = await user.outcome(SCENARIO, "Install the driver.")
-    assert decision == {"p_fix": 0.8, "p_llm": 1.0, "similarity": 0.6} and fixed
+    assert decision == {"p_fix": 0.8, "p_llm": 1.0, "similarity": 0.6, "fix_terms": [],
+                        "threshold": 0.66} and fixed  # no term of the fix named: 0.66 needed
     user_client, _ = client(user_model("No", []), role="user")
     fixed, decision, _ = await SimulatedUser(user_client, embedder=Embedder()).outcome(SCENARIO, "Reboot.")
     assert decision["p_fix"] == 0.3 and not fixed
+
+
+async def test_a_message_without_the_fixs_terms_needs_a_confident_outcome():
+    class Embedder:
+        def __init__(self, cosine):
+            self.cosine = cosine
+
+        def embed_array(self, texts):
+            import numpy as np
+            return np.array([[1.0, 0.0], [self.cosine, (1 - self.cosine ** 2) ** 0.5]])
+
+    async def decide(message, cosine):
+        user_client, _ = client(user_model("Yes", []), role="user")  # P(yes) 1.0
+        return await SimulatedUser(user_client, embedder=Embedder(cosine)).outcome(SCENARIO, message)
+
+    # mean 0.65: above the 0.55 threshold of a message naming a term of the fix, below the 0.66 one
+    fixed, decision, _ = await decide("Check your drivers and reboot.", 0.3)
+    assert decision["fix_terms"] == [] and not fixed
+    fixed, decision, _ = await decide("Install bcmwl-kernel-source and reboot.", 0.3)
+    assert decision["fix_terms"] == ["bcmwl-kernel-source"] and fixed

@@ -1,0 +1,45 @@
+"""Distinctive terms of a thread's real fix, and the ones an agent's message shares.
+
+A term is distinctive when it looks technical (a digit, a dot, a slash, a hyphen: ``ntfs-3g``,
+``services.msc``, ``~/.ssh/authorized_keys``) or is not a whole word of the MiniLM WordPiece
+vocabulary (30,522 entries of common English: ``dhclient``, ``journalctl``, ``alsamixer`` are
+split into pieces, ``line`` or ``check`` are not), and is not one of a few words every Linux or
+Windows fix uses (``sudo``, ``apt``, ``reboot``). The simulated user's outcome decision
+(``harness.participants.SimulatedUser.outcome``) uses the overlap: a generic list of steps that
+names none of the real fix's terms is not taken for the fix unless the model and the
+similarity are confident (docs/selfscore.md).
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+_WORD_RE = re.compile(r"[A-Za-z0-9~][A-Za-z0-9._/+~-]*[A-Za-z0-9]")
+_TECHNICAL_RE = re.compile(r"[0-9._/+~-]")
+GENERIC = frozenset("""sudo apt apt-get aptitude reboot restart install reinstall terminal ubuntu
+linux windows macos settings command commands package packages please thanks""".split())
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> frozenset[str]:
+    from harness.embeddings import model_files
+    data = json.loads(model_files()[1].read_text(encoding="utf-8"))
+    return frozenset(w for w in data["model"]["vocab"] if not w.startswith("##"))
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower().rstrip(".") for w in _WORD_RE.findall(text or "")}
+
+
+def distinctive_terms(text: str, known: str = "") -> set[str]:
+    """The distinctive terms of ``text`` that ``known`` (e.g. the question) does not use."""
+    vocabulary = _vocabulary()
+    seen = _words(known)
+    return {w for w in _words(text) if len(w) >= 4 and w not in GENERIC and w not in seen
+            and (_TECHNICAL_RE.search(w) or w not in vocabulary)}
+
+
+def shared_fix_terms(message: str, solution: str, question: str = "") -> list[str]:
+    """Distinctive terms of ``solution`` (not in ``question``) that ``message`` uses, sorted."""
+    return sorted(distinctive_terms(solution, question) & _words(message))
