@@ -7,6 +7,10 @@ choosing (or one handed out); the code is never stored: the participant id is a 
 (HMAC-SHA256) of study and code, so the same code finds the same participant again and exports
 carry only the pseudonym. Each new session gets the (task, agent) pair with the fewest sessions
 so far that the participant has not done, so coverage stays balanced across tasks and agents.
+
+The organiser may close a study and reopen it. A closed study admits no new participant (a
+code it has not seen); everything stored stays, and participants who already joined may finish
+their conversations.
 """
 from __future__ import annotations
 
@@ -22,6 +26,9 @@ from harness.live import MODES, LiveError
 from store.live import LiveStore
 
 _KEY_NAME = "pseudonym_key"
+OPEN, CLOSED = "open", "closed"
+CLOSED_MESSAGE = ("This study is closed to new participants. Thank you for your interest. If "
+                  "you already joined, enter the same code to continue.")
 
 
 @dataclass
@@ -98,17 +105,36 @@ class Studies:
                 raise LiveError(f"Task pool: {exc}") from exc
         return self._datasets[name]
 
-    def study(self, study_id: str) -> dict:
-        """The study's row (with its parsed config).
+    def close(self, study_id: str) -> dict:
+        """Close a study to new participants (nothing stored is touched); returns its row.
 
         Raises:
-            LiveError: no such study, or it is closed.
+            LiveError: no such study.
+        """
+        return self._set_status(study_id, CLOSED)
+
+    def reopen(self, study_id: str) -> dict:
+        """Admit new participants to a closed study again; returns its row.
+
+        Raises:
+            LiveError: no such study.
+        """
+        return self._set_status(study_id, OPEN)
+
+    def _set_status(self, study_id: str, status: str) -> dict:
+        self.study(study_id)
+        self.store.set_study_status(study_id, status)
+        return self.study(study_id)
+
+    def study(self, study_id: str) -> dict:
+        """The study's row (with its parsed config), open or closed (``status``).
+
+        Raises:
+            LiveError: no such study.
         """
         study = self.store.study(study_id or "")
         if study is None:
             raise LiveError("No such study. Check the link you were given.")
-        if study["status"] != "open":
-            raise LiveError("This study is closed. Thank you for your interest.")
         return study
 
     def pool(self, study: dict) -> tuple[Dataset, list[Task]]:
@@ -121,18 +147,22 @@ class Studies:
         return "p-" + hmac.new(self._key, f"{study_id}\x00{code}".encode(), hashlib.sha256).hexdigest()[:16]
 
     def join(self, study_id: str, code: str, consented: bool) -> str:
-        """Admit a participant who accepted the consent text; returns their pseudonym.
+        """Admit a participant who accepted the consent text; returns their pseudonym. A
+        closed study admits only participants who joined before it closed (the same code).
 
         Raises:
-            LiveError: unknown/closed study, no code, or consent not given.
+            LiveError: unknown study, a new code for a closed study, no code, or consent not
+                given.
         """
-        self.study(study_id)
+        study = self.study(study_id)
         code = (code or "").strip()
         if not (3 <= len(code) <= 64) or any(ord(c) < 32 for c in code):
             raise LiveError("Enter your participant code (3 to 64 characters), as given to you.")
+        pid = self.pseudonym(study_id, code)
+        if study["status"] == CLOSED and self.store.participant(pid) is None:
+            raise LiveError(CLOSED_MESSAGE)
         if not consented:
             raise LiveError("Please read the consent text and tick 'I agree' to take part.")
-        pid = self.pseudonym(study_id, code)
         self.store.add_participant(pid, study_id)
         return pid
 

@@ -1,4 +1,5 @@
-"""The Gradio app: live help-desk sessions, studies, ratings and results.
+"""The Gradio app: live help-desk sessions, studies, ratings and results (the Organiser tab
+is ``ui/organiser.py``).
 
 Thin by design: every handler calls ``harness`` (live sessions, studies, results) and lays
 out what it returns. The only per-browser state is ids (session token, participant pseudonym,
@@ -10,7 +11,6 @@ from __future__ import annotations
 import functools
 import secrets
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -18,8 +18,8 @@ import gradio as gr
 from graphs.protocols import Message
 from harness.app_services import AppServices
 from harness.live import LiveError, SessionView, reply_spoken
-from harness.studies import StudySpec
-from harness import results
+from harness.studies import CLOSED, CLOSED_MESSAGE
+from ui.organiser import build_organiser
 
 EMPTY_IDS = {"session": "", "participant": "", "study": "", "task": -1}
 PERSON_ROLE = {"user": "user", "agent": "agent"}  # which side the person plays in each mode
@@ -121,6 +121,8 @@ def build_app(services: AppServices) -> gr.Blocks:
             try:
                 study = studies.study(study_id)
                 join_title = f"## {study['name']}"
+                if study["status"] == CLOSED:
+                    join_title += f"\n\n⚠️ {CLOSED_MESSAGE}"
                 consent = study["config"]["consent"]
             except LiveError as exc:
                 join_title = warn(exc)
@@ -337,122 +339,6 @@ def build_app(services: AppServices) -> gr.Blocks:
         add_api(services)
     demo.queue(default_concurrency_limit=cfg.concurrency)
     return demo
-
-
-# -- organiser pages ------------------------------------------------------------------------
-def build_organiser(services: AppServices) -> None:
-    """Study set-up and results; every handler checks the organiser secret first."""
-    reader, store, studies = services.reader, services.live.store, services.studies
-    out_dir = services.out_dir
-
-    def guarded(fn, n_out):
-        def wrapper(secret, *args):
-            try:
-                services.check_secret(secret)
-                return fn(*args)
-            except (LiveError, ValueError) as exc:
-                return (warn(exc), *([gr.update()] * (n_out - 1)))
-        return wrapper
-
-    def create_study(name, dataset, limit, agents, mode, max_sessions, consent):
-        spec = StudySpec(name=name, dataset=dataset, task_limit=int(limit) if limit else None,
-                         agents=list(agents or []), mode=mode, max_sessions=int(max_sessions or 1),
-                         consent=consent)
-        study_id = studies.create(spec)
-        return (f"Study created. Participants join at **{study_link(study_id)}**",
-                studies_table())
-
-    def study_link(study_id):
-        """The app's address as launched (a host of 0.0.0.0 stands for this machine's address)."""
-        return f"{services.app_url.rstrip('/')}/?study={study_id}"
-
-    def studies_table():
-        rows = []
-        for s in store.studies():
-            sessions = store.sessions_of_study(s["id"])
-            rows.append([s["id"], s["name"], s["config"]["mode"], ", ".join(s["config"]["agents"]),
-                         len({x["participant_id"] for x in sessions}), len(sessions),
-                         sum(x["status"] == "ended" for x in sessions), study_link(s["id"])])
-        return rows
-
-    def list_runs():
-        rows = results.runs_table(reader)
-        choices = [(f"{r[1]} ({r[0]})", r[0]) for r in rows]
-        return ("", rows, gr.update(choices=choices), gr.update(choices=choices))
-
-    def show_run(run_id):
-        if not run_id:
-            raise LiveError("Choose a run.")
-        text, png = results.run_summary(reader, store, run_id, out_dir)
-        convs = results.conversations(reader, run_id)
-        return ("", text, str(png), gr.update(choices=convs, value=convs[0][1] if convs else None))
-
-    def show_conversation(interaction_id):
-        if not interaction_id:
-            return ("", "")
-        return ("", results.conversation_markdown(reader, store, interaction_id))
-
-    def compare(run_ids):
-        if not run_ids:
-            raise LiveError("Choose one or more runs to compare.")
-        from harness.compare import compare as compare_runs
-        path, text = compare_runs(reader, run_ids, out_dir / "compare")
-        return ("", f"```\n{text}\n```", str(path))
-
-    def export(run_id):
-        if not run_id:
-            raise LiveError("Choose a run.")
-        folder = out_dir / "exports" / results._safe(run_id)
-        return ("", [str(p) for p in results.export_with_sessions(reader, store, run_id, folder)])
-
-    gr.Markdown("# Organiser\nStudies and results. Enter the organiser secret first.")
-    secret = gr.Textbox(label="Organiser secret", type="password", elem_id="organiser-secret")
-    note = gr.Markdown(elem_id="organiser-status")
-    with gr.Accordion("Create a study", open=False):
-        s_name = gr.Textbox(label="Name")
-        s_dataset = gr.Textbox(label="Task pool (built-in name or JSONL path)",
-                               value=services.config.run.dataset)
-        s_limit = gr.Number(label="Tasks from the pool (first N)", value=20, precision=0)
-        s_agents = gr.CheckboxGroup(["plain", "rag"], value=["plain"], label="Agents")
-        s_mode = gr.Radio([("Participants ask (they are the user)", "user"),
-                           ("Participants answer (they are the agent)", "agent")],
-                          value="user", label="Mode")
-        s_max = gr.Number(label="Conversations per participant", value=3, precision=0)
-        s_consent = gr.Textbox(label="Consent text", lines=4, value=StudySpec(name="").consent)
-        s_create = gr.Button("Create study", variant="primary")
-    studies_df = gr.Dataframe(headers=["id", "name", "mode", "agents", "participants", "sessions",
-                                       "ended", "link"], label="Studies", interactive=False)
-    s_refresh = gr.Button("Show studies")
-    gr.Markdown("## Results")
-    runs_btn = gr.Button("Show runs", elem_id="show-runs")
-    runs_df = gr.Dataframe(headers=["id", "name", "kind", "status", "done", "dataset", "created"],
-                           label="Runs", interactive=False, elem_id="runs")
-    run_pick = gr.Dropdown(label="Run", choices=[], elem_id="run-pick")
-    run_md = gr.Markdown(elem_id="run-summary")
-    run_png = gr.Image(label="Distributions", type="filepath")
-    conv_pick = gr.Dropdown(label="Conversation", choices=[])
-    conv_md = gr.Markdown(elem_id="conversation")
-    cmp_pick = gr.Dropdown(label="Compare runs", choices=[], multiselect=True)
-    cmp_btn = gr.Button("Compare")
-    cmp_md = gr.Markdown()
-    cmp_file = gr.File(label="Comparison report (HTML)")
-    exp_btn = gr.Button("Export the chosen run")
-    exp_files = gr.File(label="Exports", file_count="multiple")
-
-    s_create.click(guarded(create_study, 2), [secret, s_name, s_dataset, s_limit, s_agents, s_mode,
-                                              s_max, s_consent], [note, studies_df],
-                   api_visibility="private")
-    s_refresh.click(guarded(lambda: ("", studies_table()), 2), [secret], [note, studies_df],
-                    api_visibility="private")
-    runs_btn.click(guarded(list_runs, 4), [secret], [note, runs_df, run_pick, cmp_pick],
-                   api_visibility="private")
-    run_pick.change(guarded(show_run, 4), [secret, run_pick], [note, run_md, run_png, conv_pick],
-                    api_visibility="private")
-    conv_pick.change(guarded(show_conversation, 2), [secret, conv_pick], [note, conv_md],
-                     api_visibility="private")
-    cmp_btn.click(guarded(compare, 3), [secret, cmp_pick], [note, cmp_md, cmp_file],
-                  api_visibility="private")
-    exp_btn.click(guarded(export, 2), [secret, run_pick], [note, exp_files], api_visibility="private")
 
 
 # -- a small programmatic API (load tests, scripted participants) ---------------------------
