@@ -84,3 +84,51 @@ def test_a_spoken_message_is_answered_aloud_and_its_voice_rated_on_the_page(page
     last = services.reader.interactions(run["id"])[-1]
     kinds = {j["kind"]: j["score"] for j in services.live.store.human_judgments(last["id"])}
     assert kinds["human_tts_naturalness"] == 4 and kinds["human_tts_comprehensibility"] == 5
+
+
+def test_the_rating_widgets_start_afresh_for_each_new_reply(page):
+    page, services = page
+    page.locator("#start").click()  # a new free session
+    wait_status(page, "Type your first message", 30)
+    field(page, "message").fill("My scanner is not detected.")
+    page.locator("#send").click()
+    wait_status(page, "Turn 2", 60)
+    page.locator("#helpfulness input[type=number]").fill("9")
+    page.locator("#helpfulness input[type=number]").press("Enter")
+    page.locator("#solved label").nth(0).click()  # solved
+    page.locator("#rate").click()
+    wait_status(page, "rating of reply 1 is saved", 30)
+    assert page.locator("#helpfulness input[type=number]").input_value() == "9"  # kept once saved
+    field(page, "message").fill("It is still not detected.")
+    page.locator("#send").click()
+    wait_status(page, "Turn 3", 60)
+    # the new reply's rating starts from the defaults, not from reply 1's values
+    assert page.locator("#helpfulness input[type=number]").input_value() == "5"
+    assert page.locator("#solved input:checked").count() == 0
+    page.locator("#rate").click()
+    wait_status(page, "rating of reply 2 is saved", 30)
+    (run,) = [r for r in services.reader.runs() if r["kind"] == "live"]
+    last = services.reader.interactions(run["id"])[-1]
+    human = services.live.store.human_judgments(last["id"])
+    assert {(j["kind"], j["turn_index"], j["score"]) for j in human} == {
+        ("human_agent_helpfulness", 1, 9), ("human_solved", 1, 1), ("human_agent_helpfulness", 2, 5)}
+
+
+def test_a_closed_study_says_so_and_refuses_a_new_code(page, tasks_file):
+    from harness.studies import StudySpec
+    page, services = page
+    sid = services.studies.create(StudySpec(name="Closed study", dataset=str(tasks_file), task_limit=2))
+    services.studies.close(sid)
+    other = page.context.browser.new_context().new_page()  # its own local storage
+    try:
+        other.goto(f"{page.url.split('?')[0]}?study={sid}", wait_until="domcontentloaded")
+        field(other, "participant-code").wait_for(timeout=60_000)
+        other.wait_for_function("document.body.innerText.includes('closed to new participants')",
+                                timeout=30_000)
+        field(other, "participant-code").fill("newcomer-01")
+        other.locator("#consent-agree input").check()
+        other.locator("#join").click()
+        assert "closed to new participants" in wait_status(other, "⚠️", 30)
+        assert services.live.store.sessions_of_study(sid) == []
+    finally:
+        other.context.close()

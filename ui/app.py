@@ -21,7 +21,8 @@ from harness.live import LiveError, SessionView, reply_spoken
 from harness.studies import CLOSED, CLOSED_MESSAGE
 from ui.organiser import build_organiser
 
-EMPTY_IDS = {"session": "", "participant": "", "study": "", "task": -1}
+EMPTY_IDS = {"session": "", "participant": "", "study": "", "task": -1, "reply": ""}
+HELPFULNESS_DEFAULT = 5  # the rating slider's value before the person moves it
 PERSON_ROLE = {"user": "user", "agent": "agent"}  # which side the person plays in each mode
 
 
@@ -88,6 +89,20 @@ def warn(exc: Exception) -> str:
     return f"⚠️ {exc}"
 
 
+def rating_resets(view: SessionView | None, ids: dict) -> tuple[list, dict]:
+    """Updates of the rating widgets (helpfulness, solved, naturalness, comprehensibility) and
+    the ids: back to their defaults when the page shows a reply it has not shown before (a new
+    reply, another conversation), so a rating never carries an earlier reply's values; left as
+    the person set them otherwise (while a reply streams, after a refusal or a saved rating).
+    ``ids["reply"]`` names the reply the widgets belong to."""
+    reply = f"{view.session_id}#{view.last_turn}" if view else ""
+    if ids.get("reply") == reply:
+        return [gr.update()] * 4, ids
+    defaults = [gr.update(value=HELPFULNESS_DEFAULT), gr.update(value=None), gr.update(value=None),
+                gr.update(value=None)]
+    return defaults, {**ids, "reply": reply}
+
+
 # -- the app ----------------------------------------------------------------------------------
 def build_app(services: AppServices) -> gr.Blocks:
     live, studies, cfg = services.live, services.studies, services.config.app
@@ -97,11 +112,12 @@ def build_app(services: AppServices) -> gr.Blocks:
         rate_visible = bool(view and view.mode == "user" and view.turns and view.status == "active")
         in_study = bool(ids.get("study"))
         next_visible = bool(view and view.status != "active" and in_study)
+        ratings, ids = rating_resets(view, ids)
         return (chat_messages(view, partial), note or status_line(view), scenario_text(view),
                 gr.update(visible=rate_visible),
                 gr.update(visible=rate_visible and last_reply_spoken(view)),
                 gr.update(visible=next_visible),
-                judge_scores(view) if show_scores else "", ids)
+                judge_scores(view) if show_scores else "", *ratings, ids)
 
     async def current(ids: dict) -> SessionView | None:
         if not ids.get("session"):
@@ -297,7 +313,8 @@ def build_app(services: AppServices) -> gr.Blocks:
                     end_btn = gr.Button("End conversation", elem_id="end")
                     next_btn = gr.Button("Next conversation", visible=False, elem_id="next")
                 with gr.Row(visible=False, elem_id="rating") as rate_row:
-                    helpfulness = gr.Slider(1, 10, value=5, step=1, elem_id="helpfulness",
+                    helpfulness = gr.Slider(1, 10, value=HELPFULNESS_DEFAULT, step=1,
+                                            elem_id="helpfulness",
                                             label="How helpful was the agent's last reply? (1-10)")
                     solved = gr.Radio([("Solved", "yes"), ("Not solved yet", "no")],
                                       label="Is your problem solved?", elem_id="solved")
@@ -320,7 +337,8 @@ def build_app(services: AppServices) -> gr.Blocks:
             with gr.Tab("Organiser", id="organiser"):
                 build_organiser(services)
 
-        session_outputs = [chat, status, scenario, rate_row, voice_rate_row, next_btn, judge_md, ids]
+        session_outputs = [chat, status, scenario, rate_row, voice_rate_row, next_btn, judge_md,
+                           helpfulness, solved, naturalness, comprehensibility, ids]
         demo.load(on_load, [ids], [*session_outputs, join_box, join_title, consent, free_box])
         send_event = dict(fn=on_send, inputs=[msg, ids], outputs=[*session_outputs, msg],
                           concurrency_limit=cfg.concurrency, api_visibility="private")
