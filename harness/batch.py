@@ -162,8 +162,21 @@ async def run_all(writer: StoreWriter, run_id: str, todo: Sequence[dict], concur
     return progress
 
 
+async def finish_run(writer: StoreWriter, run_id: str, progress: Progress,
+                     on_progress: ProgressFn | None = None) -> Progress:
+    """A resume with no interaction left to play (the batch was killed after its last
+    conversation, while the run's status, report or exports were written): report the
+    progress once and mark the run completed, as :func:`run_all` does at its end. The caller
+    then writes the report and exports again (docs/reliability.md)."""
+    if on_progress:
+        on_progress(progress)
+    return await run_all(writer, run_id, [], 1, progress, lambda row: None)
+
+
 async def _first_error(tasks: list[asyncio.Future]) -> None:
     """Wait for every task; on the first exception cancel the others, wait for them, raise it."""
+    if not tasks:  # asyncio.wait refuses an empty set
+        return
     try:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     except BaseException:  # this coroutine itself was cancelled or interrupted
@@ -269,6 +282,8 @@ class SelfScoreBatch:
         for r in rows:
             if r["status"] == "completed":
                 progress.turns += r["n_turns"] or 0
+        if not todo:  # killed after its last conversation: no client (nor engine) is started
+            return await finish_run(self.writer, run_id, progress, self.on_progress)
         scripts = {r["id"]: json.loads(r["script_json"] or "{}") for r in rows}
         graph = self.runtime.selfscore_graph(
             self.runtime.user({i: s.get("followups", []) for i, s in scripts.items()},

@@ -194,6 +194,11 @@ def run_on_ray(config: Config, benchmark: str, shards: int, *, dataset: Dataset 
     specs = plan_shards(config.store, run_id, shards, folder, benchmark)
     base = progress_from_store(config.store, run_id)
     seconds["plan"] = time.perf_counter() - t0
+    if not specs:  # nothing left to play (killed after its last conversation or its merges): no Ray
+        writer = StoreWriter(config.store)
+        writer.set_run_status(run_id, "completed")
+        writer.close()
+        return ShardedRun(run_id, base, list(earlier), specs, [], seconds)
     owned = not ray.is_initialized()
     if owned:
         t = time.perf_counter()
@@ -207,10 +212,9 @@ def run_on_ray(config: Config, benchmark: str, shards: int, *, dataset: Dataset 
         seconds["ray_init"] = time.perf_counter() - t
     errors: list[str] = []
     try:
-        if specs:
-            writer = StoreWriter(config.store)
-            writer.set_run_status(run_id, "running", f"sharded over {len(specs)} Ray task(s)")
-            writer.close()
+        writer = StoreWriter(config.store)
+        writer.set_run_status(run_id, "running", f"sharded over {len(specs)} Ray task(s)")
+        writer.close()
         t = time.perf_counter()
         results = _run_tasks(ray, specs, worker_dir, max_retries, cpus_per_shard, base, on_progress,
                              poll_s, errors)

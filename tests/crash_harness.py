@@ -12,6 +12,15 @@ Each attempt is killed once the server has seen a random number of its requests,
 few milliseconds, so kills land in model calls, between turns and during SQLite commits alike.
 After every kill the store's ``PRAGMA integrity_check`` must say ``ok``. When the planned kills
 are spent the batch runs to the end (``--resume`` of the same run).
+
+End-of-run kill points (:data:`KILL_POINTS`) are the moments after the last conversation
+completed, while the run's status, the report and the exports are written; the request count
+cannot aim at them (no model request is made there), so the batch process SIGKILLs itself when
+it gets there: :func:`arm` wraps the function that starts that phase. ``end_kills`` of
+:func:`crash_and_resume` names the points to die at, one attempt each, after the random kills;
+an attempt that exits instead of dying at its point fails the session (the point was not
+reached, e.g. because the resume before it failed). ``python -m tests.crash_harness --kill-at
+POINT ARGV...`` is the CLI with a point armed, for ``subprocess`` mode.
 """
 from __future__ import annotations
 
@@ -24,15 +33,68 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Sequence
 
 ROLES = ("agent", "user", "judge", "complexity", "extractor")
+
+# name: (what has happened when the process dies there, the functions it dies on entering)
+KILL_POINTS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "before_run_status": ("every interaction finished; the run's final status not yet stored",
+                          (("store.writer", "StoreWriter.set_run_status"),)),
+    "before_merge": ("ray run/ntb: every shard finished; no shard store merged into the driver's yet",
+                     (("harness.scale_ray", "copy_interactions"),)),
+    "before_report": ("the run is completed; report.md not yet written",
+                      (("harness.report", "write_report"),)),
+    "before_exports": ("report.md written (SelfScore); no export written yet",
+                       (("harness.export", "export_run"), ("harness.ntb.report", "export_run"))),
+    "before_html": ("the exports written; report.html not yet", (("harness.html_report", "write_html_report"),)),
+    "before_exit": ("everything written and printed; the process has not exited", ()),
+}
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def arm(point: str) -> None:
+    """Make this process SIGKILL itself on entering the phase ``point`` of :data:`KILL_POINTS`
+    (``before_exit``: the caller dies after ``main`` returns). ``set_run_status`` dies only for
+    a final status (not the ``running`` a batch starts with)."""
+    import importlib
+
+    for module_name, attribute in KILL_POINTS[point][1]:
+        owner: object = importlib.import_module(module_name)
+        *path, name = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        setattr(owner, name, _dying(getattr(owner, name), final_status_only=name == "set_run_status"))
+
+
+def _dying(original: Callable, final_status_only: bool) -> Callable:
+    def dying(*args, **kwargs):
+        status = args[2] if len(args) > 2 else kwargs.get("status")  # (self, run_id, status, ...)
+        if not final_status_only or status != "running":
+            _die()
+        return original(*args, **kwargs)
+    return dying
+
+
+def run_main(argv: list[str], kill_at: str | None = None) -> int:
+    """``harness.cli.main(argv)`` with ``kill_at`` armed (see :func:`arm`)."""
+    if kill_at:
+        arm(kill_at)
+    from harness.cli import main
+    rc = main(argv)
+    if kill_at == "before_exit":
+        _die()
+    return rc
 
 
 def batch_argv(store: Path, tasks: Path, url: str, limit: int, max_turns: int, concurrency: int,
                resume: str | None = None) -> list[str]:
     """``deskbench run`` arguments for a batch whose every role is ``<role>-fake`` at ``url``."""
     if resume:
-        return ["run", "--store", str(store), "--resume", resume, "--quiet"]
+        return ["run", "--store", str(store), "--resume", resume, "--quiet", "--out", str(store.parent / "out")]
     roles = [f for r in ROLES for f in ("--role", f"{r}.base_url={url}", "--role", f"{r}.model={r}-fake")]
     return ["run", "--store", str(store), "--dataset", str(tasks), "--limit", str(limit),
             "--max-turns", str(max_turns), "--concurrency", str(concurrency), "--quiet",
@@ -63,7 +125,7 @@ def run_id_in(store: Path) -> str | None:
 
 
 class _Fork:
-    def __init__(self, argv: list[str]):
+    def __init__(self, argv: list[str], kill_at: str | None = None):
         pid = os.fork()
         if pid == 0:  # the batch: stdout/stderr to /dev/null, exit with the CLI's code
             rc = 70
@@ -72,8 +134,7 @@ class _Fork:
                 os.dup2(devnull, 1)
                 os.dup2(devnull, 2)
                 sys.stdout = sys.stderr = open(os.devnull, "w")
-                from harness.cli import main
-                rc = main(argv)
+                rc = run_main(argv, kill_at)
             finally:
                 os._exit(rc)
         self.pid = pid
@@ -97,9 +158,10 @@ class _Fork:
 
 
 class _Subprocess:
-    def __init__(self, argv: list[str]):
+    def __init__(self, argv: list[str], kill_at: str | None = None):
         root = Path(__file__).resolve().parent.parent
-        self.proc = subprocess.Popen([sys.executable, "-m", "harness.cli", *argv], cwd=root,
+        entry = ["tests.crash_harness", "--kill-at", kill_at] if kill_at else ["harness.cli"]
+        self.proc = subprocess.Popen([sys.executable, "-m", *entry, *argv], cwd=root,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def poll(self):
@@ -122,25 +184,54 @@ class CrashReport:
     requests: int = 0
     seconds: float = 0.0
     kill_points: list[tuple[int, float]] = field(default_factory=list)  # (requests seen, extra s)
+    end_kills: list[str] = field(default_factory=list)  # the end-of-run points it died at
     integrity: list[str] = field(default_factory=list)
     final_rc: int | None = None
 
 
+class KillPointMissed(AssertionError):
+    """An attempt armed with an end-of-run kill point exited instead of dying there."""
+
+
+def die_at(point: str, argv: list[str], mode: str = "fork", timeout_s: float = 300.0) -> None:
+    """Run the CLI with ``argv`` once, armed to die at the end-of-run ``point``; raise
+    :class:`KillPointMissed` when it exits instead (the point was never reached)."""
+    proc = {"fork": _Fork, "subprocess": _Subprocess}[mode](argv, kill_at=point)
+    deadline = time.perf_counter() + timeout_s
+    while proc.poll() is None:
+        if time.perf_counter() > deadline:
+            proc.kill()
+            raise TimeoutError(f"the batch did not reach {point} before the deadline")
+        time.sleep(0.005)
+    if proc.wait() != -signal.SIGKILL:
+        raise KillPointMissed(f"{' '.join(argv[:2])} exited with {proc.wait()} instead of dying at "
+                              f"{point} ({KILL_POINTS[point][0]})")
+
+
 def crash_and_resume(store: Path, tasks: Path, server, kills: int, seed: int = 0, mode: str = "fork",
                      limit: int = 6, max_turns: int = 4, concurrency: int = 2,
-                     max_requests_before_kill: int = 25, timeout_s: float = 300.0) -> CrashReport:
-    """Run a batch to completion while SIGKILLing it ``kills`` times at random points.
+                     max_requests_before_kill: int = 25, timeout_s: float = 300.0,
+                     end_kills: Sequence[str] = (),
+                     argv: Callable[[str | None], list[str]] | None = None) -> CrashReport:
+    """Run a batch to completion while SIGKILLing it ``kills`` times at random points, then once
+    at each end-of-run point of ``end_kills`` (see :data:`KILL_POINTS`), resuming every time.
 
     Args:
         store: the SQLite store (a new file).
         tasks: the task set (JSONL).
         server: a running ``tests.fake_openai_server.FakeOpenAIServer``.
-        kills: how many times to kill the batch before letting it finish.
+        kills: how many times to kill the batch at random before the end-of-run kills.
         seed: the kill points.
         mode: ``fork`` or ``subprocess`` (see the module docstring).
         max_requests_before_kill: an attempt is killed after 1..this many model requests.
+        end_kills: end-of-run points, one attempt dies at each (in this order);
+            :class:`KillPointMissed` when one exits instead.
+        argv: the CLI arguments of an attempt given the run id to resume (None: a new run);
+            default :func:`batch_argv` (``deskbench run``), else e.g. ``ntb run`` or ``ray run``.
     """
     starter = {"fork": _Fork, "subprocess": _Subprocess}[mode]
+    argv_of = argv or (lambda run_id: batch_argv(store, tasks, server.base_url, limit, max_turns,
+                                                 concurrency, run_id))
     rng = random.Random(seed)
     report = CrashReport()
     started = time.perf_counter()
@@ -148,9 +239,15 @@ def crash_and_resume(store: Path, tasks: Path, server, kills: int, seed: int = 0
     first_request = len(server.requests)
     while True:
         report.run_id = run_id_in(store)
-        argv = batch_argv(store, tasks, server.base_url, limit, max_turns, concurrency, report.run_id)
         before = len(server.requests)
-        proc = starter(argv)
+        if report.kills >= kills and len(report.end_kills) < len(end_kills):
+            point = end_kills[len(report.end_kills)]
+            report.attempts += 1
+            die_at(point, argv_of(report.run_id), mode, deadline - time.perf_counter())
+            report.end_kills.append(point)
+            report.integrity.append(integrity(store) if store.exists() else "ok")
+            continue
+        proc = starter(argv_of(report.run_id))
         report.attempts += 1
         if report.kills < kills:
             target, extra = rng.randint(1, max_requests_before_kill), rng.uniform(0.0, 0.03)
@@ -173,3 +270,9 @@ def crash_and_resume(store: Path, tasks: Path, server, kills: int, seed: int = 0
     report.requests = len(server.requests) - first_request
     report.seconds = time.perf_counter() - started
     return report
+
+
+if __name__ == "__main__":  # python -m tests.crash_harness --kill-at POINT ARGV...
+    if len(sys.argv) < 3 or sys.argv[1] != "--kill-at" or sys.argv[2] not in KILL_POINTS:
+        sys.exit(f"usage: python -m tests.crash_harness --kill-at {{{','.join(KILL_POINTS)}}} ARGV...")
+    sys.exit(run_main(sys.argv[3:], sys.argv[2]))

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
-from harness.batch import Progress, ProgressFn, call_rows, new_run, record_failure, run_all
+from harness.batch import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from harness.compose import Runtime
 from harness.config import Config
 from harness.ntb import scoring
@@ -114,6 +114,8 @@ class NtbBatch:
         rows = self.reader.interactions(run_id)
         todo = [r for r in rows if r["status"] != "completed"]
         progress = Progress(total=len(rows), done=len(rows) - len(todo))
+        if not todo:  # killed after its last case: no client (nor engine) is started
+            return await finish_run(self.writer, run_id, progress, self.on_progress)
         cases = {case_key(c): c for c in load_cases()}
         graph = self._graph()
         run = self.reader.run(run_id)
