@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
+from harness.cli_progress import counting, progress_bar
 from harness.config import FAST_EMBEDDED_MODEL, ROLES, Config, ConfigError, load_config
 
 console = Console(stderr=True)
@@ -111,14 +112,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"[bold]deskbench[/] SelfScore batch: store [cyan]{config.store}[/]")
 
     async def session(runtime, bar, task):
-        sanity_lines = await _sanity(runtime, args.sanity) if args.sanity else None
+        sanity_lines = await _sanity(runtime, args.sanity, on_progress=lambda done, total: bar.update(
+            task, completed=done, total=total, description="judge sanity check")) if args.sanity else None
         run_id, progress = await arun_selfscore(runtime, dataset, args.resume,
                                                 _progress_printer(bar, task))
         return run_id, progress, sanity_lines
 
     with Runtime(config) as runtime:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, disable=args.quiet) as bar:
+        with progress_bar(args.quiet, console) as bar:
             task = bar.add_task("starting (the embedded model loads on first use)", total=None)
             try:
                 run_id, progress, sanity_lines = asyncio.run(session(runtime, bar, task))
@@ -129,10 +130,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(config, run_id, progress, sanity_lines, args.out)
 
 
-async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int | None = None) -> list[str]:
+async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int | None = None,
+                  on_progress=None) -> list[str]:
     """Run the judge sanity sets and print the report: ``pairs`` helpfulness pairs (complexity:
     half as many), ``solved`` solved-check conversations and ``outcome`` simulated-user
-    scenarios (default: as many as ``pairs``, balanced yes/no; None in the sanity command: all)."""
+    scenarios (default: as many as ``pairs``, balanced yes/no; None in the sanity command: all);
+    ``on_progress(judged, cases)`` as the judgments come back."""
     from harness.sanity import run_sanity
     solved = pairs if solved is None else solved
     outcome = pairs if outcome is None else outcome
@@ -142,7 +145,8 @@ async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int |
     report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
                               pairs, max(1, pairs // 2), runtime.config.run.concurrency,
                               solved=solved or None, outcome=outcome or None,
-                              judges=runtime.turn_judges(), user=runtime.simulated_user())
+                              judges=runtime.turn_judges(), user=runtime.simulated_user(),
+                              on_progress=on_progress)
     lines = report.lines()
     print("\n".join(lines), flush=True)
     return lines
@@ -221,17 +225,20 @@ def cmd_score(args: argparse.Namespace) -> int:
     from harness.transcripts import score_transcripts
     config = build_config(args)
     runtime = None if args.no_judge else Runtime(config)
+    unit = "cases" if args.benchmark == "noisytoolbench" else "interactions"
     try:
-        if args.benchmark == "noisytoolbench":
-            from harness.ntb.transcripts import score_ntb_transcripts
-            summary = score_ntb_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
-                                            threshold=args.threshold, a2_method=args.a2_method,
-                                            concurrency=config.run.concurrency)
-        else:
-            summary = score_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
-                                        formula=args.formula or config.scoring.formula,
-                                        weights=config.scoring.weights,
-                                        concurrency=config.run.concurrency)
+        # a bar only when it judges (--no-judge reads and computes, quickly)
+        with counting(f"judging {unit}", args.quiet or args.no_judge, console) as on_progress:
+            if args.benchmark == "noisytoolbench":
+                from harness.ntb.transcripts import score_ntb_transcripts
+                summary = score_ntb_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
+                                                threshold=args.threshold, a2_method=args.a2_method,
+                                                concurrency=config.run.concurrency, on_progress=on_progress)
+            else:
+                summary = score_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
+                                            formula=args.formula or config.scoring.formula,
+                                            weights=config.scoring.weights,
+                                            concurrency=config.run.concurrency, on_progress=on_progress)
     finally:
         if runtime:
             runtime.close()
@@ -242,8 +249,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_sanity(args: argparse.Namespace) -> int:
     from harness.compose import Runtime
     config = build_config(args)
-    with Runtime(config) as runtime:
-        asyncio.run(_sanity(runtime, args.pairs, args.solved, args.outcome))
+    with Runtime(config) as runtime, counting("judge sanity check", args.quiet, console) as on_progress:
+        asyncio.run(_sanity(runtime, args.pairs, args.solved, args.outcome, on_progress))
     return 0
 
 
@@ -267,15 +274,17 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
         if args.concurrency:
             config.run.concurrency = args.concurrency
 
-        async def session(runtime):
-            batch = SelfScoreBatch(runtime, StoreWriter(store), StoreReader(store))
+        async def session(runtime, on_progress):
+            batch = SelfScoreBatch(runtime, StoreWriter(store), StoreReader(store), on_progress)
             run_id = create_rejudge_run(batch, source, todo)
             return run_id, await batch.run(run_id)
 
         with Runtime(config) as runtime:
             console.print(f"Re-judging {len(todo)} conversations of {source['id']} "
                           f"as {config.run.name} (repeat {repeat + 1}/{args.repeats}) ...")
-            run_id, progress = asyncio.run(session(runtime))
+            with progress_bar(args.quiet, console) as bar:
+                task = bar.add_task("starting", total=len(todo))
+                run_id, progress = asyncio.run(session(runtime, _progress_printer(bar, task)))
         run_ids.append(run_id)
         _finish(config, run_id, progress, None, None)
     if len(run_ids) > 1:
@@ -304,9 +313,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.source == "stackexchange":
         if not args.path:
             raise ValueError("import stackexchange needs the dump folder (with Posts.xml and Comments.xml).")
-        result = import_dump(args.path, site=args.site, min_answer_score=args.min_score)
+        with counting("reading Posts.xml (twice) and Comments.xml", args.quiet, console,
+                      unit="bytes") as on_progress:
+            result = import_dump(args.path, site=args.site, min_answer_score=args.min_score,
+                                 on_progress=on_progress)
     else:
-        result = import_ubuntu_irc(args.path or DEFAULT_PATH)
+        with counting("threads", args.quiet, console) as on_progress:
+            result = import_ubuntu_irc(args.path or DEFAULT_PATH, on_progress)
     print(result.summary())
     if not result.tasks:
         hint = (f"lower --min-score (now {args.min_score})" if args.source == "stackexchange"
@@ -336,7 +349,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     for key, model in EMBEDDED_MODELS.items():
         if args.prepare:
             try:
-                path = ensure_model(key)
+                with counting(f"assembling {key}", args.quiet, console, unit="bytes") as on_progress:
+                    path = ensure_model(key, on_progress)
                 out.print(f"{key}: ready at {path} ({model.description})")
             except ModelFileError:
                 if model.extra == "model":
@@ -379,7 +393,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--sanity", type=int, default=sanity, metavar="PAIRS",
                        help=f"judge sanity check on PAIRS helpful/useless pairs first (0: off; default {sanity})")
         p.add_argument("--out", help="folder for the report and exports (default next to the store)")
-        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.add_argument("--quiet", action="store_true",
+                       help="no progress bar (none either when stdout is not a terminal)")
         p.set_defaults(func=cmd_run)
 
     run_parser("run", "run (or resume) a SelfScore batch", None, None, 0)
@@ -411,6 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--a2-method", default="exact-set", choices=["exact-set", "llm-judge"])
     p.add_argument("--no-judge", action="store_true", help="never call a judge; missing fields are errors")
     p.add_argument("--formula", choices=["paper", "agent_only"])
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("rejudge", help="judge a stored run's conversations again with other judges "
@@ -420,6 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=1,
                    help="re-judge K times (judge seed + k) to measure judge reliability")
     p.add_argument("--concurrency", type=int)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_rejudge)
 
     p = sub.add_parser("compare", help="ANOVA, Tukey HSD, Mann-Whitney U, judge agreement and "
@@ -441,6 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", type=int, metavar="SEED",
                    help="also write a seeded split into <out>.kb.jsonl (RAG material) and <out>.test.jsonl")
     p.add_argument("--kb-fraction", type=float, default=0.5, help="share of the split for the knowledge base")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_import)
 
     add_ntb_commands(sub)
@@ -450,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("models", help="show the embedded engine and models; --prepare assembles them")
     p.add_argument("--prepare", action="store_true", help="assemble and verify the installed models now")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("sanity", help="can the judges tell helpful from useless, solved from unsolved, "
@@ -460,6 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="solved-check conversations, balanced solved/unsolved (default 0: all 26)")
     p.add_argument("--outcome", type=int, default=0, metavar="N",
                    help="simulated-user outcome scenarios, balanced fix/no fix (default 0: all 16)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sanity)
     return parser
 

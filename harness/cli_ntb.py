@@ -5,9 +5,8 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from harness.cli import add_config_args, build_config, console
+from harness.cli_progress import progress_bar
 from harness.config import Config
 
 
@@ -39,8 +38,7 @@ def cmd_ntb_run(args: argparse.Namespace) -> int:
     config = ntb_config(args)
     console.print(f"[bold]deskbench[/] NoisyToolBench: store [cyan]{config.store}[/]")
     with Runtime(config) as runtime:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, disable=args.quiet) as bar:
+        with progress_bar(args.quiet, console) as bar:
             task = bar.add_task("starting", total=None)
 
             def update(p):

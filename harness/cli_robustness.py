@@ -6,6 +6,7 @@ import asyncio
 import json
 
 from harness.cli import add_config_args, build_config, console
+from harness.cli_progress import progress_bar
 from harness.jsonl import atomic_write
 
 
@@ -21,11 +22,15 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     config = build_config(args)
     console.print(f"Judging {len(pairs)} adversarial pairs (clean and attacked twins) with the "
                   f"judge role ({config.role('judge').model}) ...")
-    with Runtime(config) as runtime:
+    with Runtime(config) as runtime, progress_bar(args.quiet, console) as bar:
+        task = bar.add_task("adversarial pairs judged", total=len(pairs))
+
+        def done(r) -> None:
+            bar.advance(task)
+            if not args.quiet:
+                console.print(f"  {r.pair.id}: {_pair_line(r)}", highlight=False)
         judges = runtime.turn_judges()
-        report = asyncio.run(run_robustness(
-            judges, pairs, args.concurrency,
-            lambda r: console.print(f"  {r.pair.id}: {_pair_line(r)}", highlight=False)))
+        report = asyncio.run(run_robustness(judges, pairs, args.concurrency, done))
     text = report.markdown()
     print(text)
     if args.out:
@@ -64,4 +69,5 @@ def add_robustness_commands(sub) -> None:
     p.add_argument("--concurrency", type=int, default=2, help="pairs judged at once (default 2)")
     p.add_argument("--out", help="write the markdown report here")
     p.add_argument("--json", help="write the figures as JSON here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no line per pair")
     p.set_defaults(func=cmd_robustness)

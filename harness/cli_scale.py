@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from harness.cli import _finish, add_config_args, build_config, console, out, run_config
+from harness.cli_progress import progress_bar
 from harness.cli_ntb import ntb_config, ntb_finish
 
 
@@ -27,8 +26,7 @@ def _scale(args: argparse.Namespace, config, benchmark: str, dataset=None):
     console.print(f"[bold]deskbench[/] {benchmark} on Ray, {args.shards} shard(s), "
                   f"{'cluster ' + args.address if args.address else 'a local Ray instance'}: "
                   f"store [cyan]{config.store}[/]")
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, disable=args.quiet) as bar:
+    with progress_bar(args.quiet, console) as bar:
         task = bar.add_task("starting Ray and the shards", total=None)
 
         def update(p):

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 
 from harness.cli import _finish, _progress_printer, add_config_args, build_config, console, out
+from harness.cli_progress import progress_bar
 
 ROUND_TRIP_BOUND = 0.10   # `voice check` fails above this corpus word error rate
 
@@ -18,8 +19,6 @@ def _voice_overrides(args: argparse.Namespace, enabled: bool = True) -> dict:
 
 
 def cmd_call_simulate(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from harness.batch import arun_selfscore
     from harness.compose import Runtime
     from harness.datasets import load_dataset
@@ -33,8 +32,7 @@ def cmd_call_simulate(args: argparse.Namespace) -> int:
                   f"{'on' if v.telephone else 'off'}, noise {'off' if v.snr_db is None else f'{v.snr_db} dB SNR'}; "
                   f"store [cyan]{config.store}[/]")
     with Runtime(config) as runtime:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, disable=args.quiet) as bar:
+        with progress_bar(args.quiet, console) as bar:
             task = bar.add_task("starting (models load on first use)", total=None)
             try:
                 run_id, progress = asyncio.run(arun_selfscore(runtime, dataset, None,

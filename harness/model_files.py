@@ -11,6 +11,7 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 
 class ModelFileError(RuntimeError):
@@ -81,8 +82,11 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def ensure_model(key: str) -> Path:
+def ensure_model(key: str, on_progress: Callable[[int, int], None] | None = None) -> Path:
     """Path of the assembled, verified GGUF file for an embedded model key.
+
+    ``on_progress(bytes done, model size)`` follows the assembly (called once with the whole
+    size when the cached file is already there).
 
     Raises:
         ModelFileError: unknown key, parts not installed, or a checksum mismatch.
@@ -97,17 +101,23 @@ def ensure_model(key: str) -> Path:
     stamp = target.with_suffix(".sha256")
     if target.exists() and target.stat().st_size == model.size and stamp.exists() \
             and stamp.read_text().strip() == model.sha256:
+        if on_progress:
+            on_progress(model.size, model.size)
         return target
     parts = _part_files(model)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     h = hashlib.sha256()
+    done = 0
     with open(tmp, "wb") as out:
         for part in parts:
             with open(part, "rb") as f:
                 for block in iter(lambda: f.read(8 << 20), b""):
                     h.update(block)
                     out.write(block)
+                    done += len(block)
+                    if on_progress:
+                        on_progress(done, model.size)
     if h.hexdigest() != model.sha256 or tmp.stat().st_size != model.size:
         tmp.unlink(missing_ok=True)
         raise ModelFileError(

@@ -19,6 +19,7 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from graphs.protocols import Message, Problem
 from harness import prompts
@@ -202,7 +203,8 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                      helpful_pairs: int | None = None, complexity_pairs: int | None = None,
                      concurrency: int = 4, solved: int | None = 0, outcome: int | None = 0,
                      judges: SelfScoreJudges | None = None, user=None,
-                     replies: bool = True) -> SanityReport:
+                     replies: bool = True,
+                     on_progress: Callable[[int, int], None] | None = None) -> SanityReport:
     """Judge the first ``helpful_pairs`` / ``complexity_pairs`` pairs (all by default), and
     ``solved`` solved-check conversations and ``outcome`` simulated-user scenarios (balanced
     between yes and no; None = all, 0 = none).
@@ -211,6 +213,7 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
         judges: the turn judges whose solved-check is tested (default: on ``judge``).
         user: a ``harness.participants.SimulatedUser`` for the outcome cases (needed when
             ``outcome`` is not 0); with ``replies`` its whole reply is generated and checked too.
+        on_progress: ``(cases judged, cases)`` as each judgment (or outcome scenario) comes back.
     """
     from harness.user_checks import claims_success
 
@@ -253,11 +256,23 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
     cp = COMPLEXITY_PAIRS[:complexity_pairs] if complexity_pairs is not None else COMPLEXITY_PAIRS
     sc = balanced(solved_cases(), solved, "solved") if solved != 0 else []
     oc = balanced(outcome_cases(), outcome, "fixed") if outcome != 0 and user is not None else []
-    scores = await asyncio.gather(*(helpfulness(q, r) for q, good, bad in hp for r in (good, bad)),
-                                  *(complexity(s) for pair in cp for s in pair))
+    total, done = 2 * len(hp) + 2 * len(cp) + len(sc) + len(oc), 0
+
+    async def counted(job):
+        nonlocal done
+        result = await job
+        done += 1
+        if on_progress:
+            on_progress(done, total)
+        return result
+
+    if on_progress:
+        on_progress(0, total)
+    scores = await asyncio.gather(*(counted(helpfulness(q, r)) for q, good, bad in hp for r in (good, bad)),
+                                  *(counted(complexity(s)) for pair in cp for s in pair))
     h, c = scores[: 2 * len(hp)], scores[2 * len(hp):]
-    solved_verdicts = list(await asyncio.gather(*(solved_case(x) for x in sc)))
-    outcomes = list(await asyncio.gather(*(outcome_case(x) for x in oc)))
+    solved_verdicts = list(await asyncio.gather(*(counted(solved_case(x)) for x in sc)))
+    outcomes = list(await asyncio.gather(*(counted(outcome_case(x)) for x in oc)))
     return SanityReport(list(zip(h[0::2], h[1::2])), list(zip(c[0::2], c[1::2])), judge.client.model_name,
                         solved=solved_verdicts, outcome=[d for d, _ in outcomes],
                         replies=[r for _, r in outcomes if r is not None] if replies else [],

@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from harness.jsonl import atomic_write
 
@@ -363,29 +363,30 @@ class _BadRow(ValueError):
     """A row with a missing or unparsable required attribute."""
 
 
-def _rows(path: Path, root_tag: str) -> Iterator[tuple[int, dict[str, str]]]:
-    """Yield ``(row number, attributes)`` of every ``<row>`` of ``path``, streaming.
+class _CountingReader:
+    """A binary file whose ``read`` reports how many bytes were read so far."""
+
+    def __init__(self, f: BinaryIO, on_read: Callable[[int], None]):
+        self.f, self.on_read, self.n = f, on_read, 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.f.read(size)
+        self.n += len(data)
+        self.on_read(self.n)
+        return data
+
+
+def _rows(path: Path, root_tag: str,
+          on_read: Callable[[int], None] | None = None) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(row number, attributes)`` of every ``<row>`` of ``path``, streaming;
+    ``on_read(bytes read)`` as the file is read.
 
     Raises:
         StackExchangeImportError: the file is not well-formed XML or not a ``<root_tag>`` file.
     """
     try:
-        context = ET.iterparse(path, events=("start", "end"))
-        root = None
-        n = 0
-        for event, elem in context:
-            if root is None:
-                root = elem
-                if elem.tag != root_tag:
-                    raise StackExchangeImportError(
-                        f"{path}: expected a <{root_tag}> file from a Stack Exchange data dump, "
-                        f"found <{elem.tag}>. Check that the file is the dump's {path.name}.")
-                continue
-            if event == "end" and elem.tag == "row":
-                n += 1
-                yield n, dict(elem.attrib)
-                elem.clear()
-                root.clear()
+        with open(path, "rb") as raw:
+            yield from _parse_rows(path, _CountingReader(raw, on_read) if on_read else raw, root_tag)
     except ET.ParseError as exc:
         line, column = exc.position
         raise StackExchangeImportError(
@@ -394,6 +395,25 @@ def _rows(path: Path, root_tag: str) -> Iterator[tuple[int, dict[str, str]]]:
             "(e.g. `7z x superuser.com.7z`), then rerun the import.") from exc
     except OSError as exc:
         raise StackExchangeImportError(f"{path}: cannot be read ({exc.strerror or exc}).") from exc
+
+
+def _parse_rows(path: Path, source, root_tag: str) -> Iterator[tuple[int, dict[str, str]]]:
+    context = ET.iterparse(source, events=("start", "end"))
+    root = None
+    n = 0
+    for event, elem in context:
+        if root is None:
+            root = elem
+            if elem.tag != root_tag:
+                raise StackExchangeImportError(
+                    f"{path}: expected a <{root_tag}> file from a Stack Exchange data dump, "
+                    f"found <{elem.tag}>. Check that the file is the dump's {path.name}.")
+            continue
+        if event == "end" and elem.tag == "row":
+            n += 1
+            yield n, dict(elem.attrib)
+            elem.clear()
+            root.clear()
 
 
 def _int(row: dict[str, str], key: str, required: bool = True) -> int | None:
@@ -450,8 +470,8 @@ def _dump_file(dump_dir: Path, name: str) -> Path:
     return path
 
 
-def import_dump(dump_dir: str | Path, *, site: str | None = None,
-                min_answer_score: int = 100) -> ImportResult:
+def import_dump(dump_dir: str | Path, *, site: str | None = None, min_answer_score: int = 100,
+                on_progress: Callable[[int, int], None] | None = None) -> ImportResult:
     """Import the questions of a Stack Exchange dump whose accepted answer scores high enough.
 
     Args:
@@ -460,6 +480,8 @@ def import_dump(dump_dir: str | Path, *, site: str | None = None,
             name without ``.stackexchange.com``/``.com``/``.net``.
         min_answer_score: keep a question only if its accepted answer's ``Score`` is at least
             this (the paper: 100).
+        on_progress: ``(bytes read, bytes to read)`` over the three passes (Posts.xml twice,
+            Comments.xml once), as the files are read.
 
     Returns:
         The tasks, threads and counts (see :class:`ImportResult`). Malformed rows are skipped
@@ -473,10 +495,13 @@ def import_dump(dump_dir: str | Path, *, site: str | None = None,
     posts_path = _dump_file(dump_dir, "Posts.xml")
     comments_path = _dump_file(dump_dir, "Comments.xml")
     result = ImportResult(site=site or site_name(dump_dir))
-    keep, unkept = _select(posts_path, min_answer_score, result)
-    questions, answers, other_answers = _collect_posts(posts_path, keep, unkept, result)
+    passes = _Passes(on_progress, [posts_path, posts_path, comments_path])
+    keep, unkept = _select(posts_path, min_answer_score, result, passes.next())
+    questions, answers, other_answers = _collect_posts(posts_path, keep, unkept, result, passes.next())
     askers = {qid: q["owner"] for qid, q in questions.items() if q["owner"] is not None}
-    comments, asker_answer_comments = _collect_comments(comments_path, keep, other_answers, askers, result)
+    comments, asker_answer_comments = _collect_comments(comments_path, keep, other_answers, askers,
+                                                        result, passes.next())
+    passes.finish()
     for qid in sorted(keep):
         q, a = questions.get(qid), answers.get(keep[qid])
         if q is None or a is None:  # a row that changed between the passes (file rewritten)
@@ -493,15 +518,38 @@ def import_dump(dump_dir: str | Path, *, site: str | None = None,
     return result
 
 
-def _select(posts_path: Path, min_answer_score: int,
-            result: ImportResult) -> tuple[dict[int, int], dict[int, int]]:
+class _Passes:
+    """The bytes read over several passes over files, as one ``on_progress(done, total)``."""
+
+    def __init__(self, on_progress: Callable[[int, int], None] | None, files: list[Path]):
+        self.on_progress = on_progress
+        self.sizes = [f.stat().st_size for f in files]
+        self.total, self.before, self.k = sum(self.sizes), 0, 0
+
+    def next(self) -> Callable[[int], None] | None:
+        """The ``on_read`` of the next pass."""
+        if self.on_progress is None:
+            return None
+        if self.k:
+            self.before += self.sizes[self.k - 1]
+        self.k += 1
+        before, report = self.before, self.on_progress
+        return lambda n: report(min(before + n, self.total), self.total)
+
+    def finish(self) -> None:
+        if self.on_progress:
+            self.on_progress(self.total, self.total)
+
+
+def _select(posts_path: Path, min_answer_score: int, result: ImportResult,
+            on_read: Callable[[int], None] | None = None) -> tuple[dict[int, int], dict[int, int]]:
     """Pass 1 (integers only): ``({kept question: accepted answer}, {other accepted answer: question})``.
 
     Counts questions, answers, malformed rows and questions without an accepted answer.
     """
     accepted: dict[int, int] = {}   # accepted answer id -> question id
     good: dict[int, int] = {}       # answer id -> parent id, for answers scoring >= min
-    for n, row in _rows(posts_path, "posts"):
+    for n, row in _rows(posts_path, "posts", on_read):
         try:
             pid, ptype, post = _post(row)
         except _BadRow as exc:
@@ -522,7 +570,7 @@ def _select(posts_path: Path, min_answer_score: int,
 
 
 def _collect_posts(posts_path: Path, keep: dict[int, int], unkept: dict[int, int],
-                   result: ImportResult
+                   result: ImportResult, on_read: Callable[[int], None] | None = None
                    ) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]], dict[int, int]]:
     """Pass 2: the fields of the kept questions and answers, by id, and
     ``{other answer id: question id}`` for the kept questions' other answers (integers only:
@@ -536,7 +584,7 @@ def _collect_posts(posts_path: Path, keep: dict[int, int], unkept: dict[int, int
     answers: dict[int, dict[str, Any]] = {}
     other_answers: dict[int, int] = {}
     below_min = 0
-    for _, row in _rows(posts_path, "posts"):
+    for _, row in _rows(posts_path, "posts", on_read):
         try:
             pid, ptype, post = _post(row)
         except _BadRow:
@@ -559,14 +607,15 @@ def _collect_posts(posts_path: Path, keep: dict[int, int], unkept: dict[int, int
 
 
 def _collect_comments(comments_path: Path, keep: dict[int, int], other_answers: dict[int, int],
-                      askers: dict[int, int], result: ImportResult
+                      askers: dict[int, int], result: ImportResult,
+                      on_read: Callable[[int], None] | None = None
                       ) -> tuple[dict[int, list[Comment]], dict[int, list[Comment]]]:
     """By question id: the comments on each kept question and its accepted answer, and the
     asker's own comments (``askers``: question id -> owner id) on its other answers."""
     post_to_question = {**{qid: qid for qid in keep}, **{aid: qid for qid, aid in keep.items()}}
     comments: dict[int, list[Comment]] = {qid: [] for qid in keep}
     asker_answer_comments: dict[int, list[Comment]] = {}
-    for n, row in _rows(comments_path, "comments"):
+    for n, row in _rows(comments_path, "comments", on_read):
         try:
             cid, post_id, created = _int(row, "Id"), _int(row, "PostId"), _text(row, "CreationDate")
             text, user_id = _text(row, "Text"), _int(row, "UserId", required=False)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from graphs.protocols import Judgment, Message, Problem
 from harness import prompts
@@ -47,7 +47,8 @@ class TranscriptError(ValueError):
 def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None,
                       no_judge: bool = False, formula: str = "paper",
                       weights: Sequence[float] = (0.5, 0.4, 0.1),
-                      concurrency: int = 4) -> dict[str, Any]:
+                      concurrency: int = 4,
+                      on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Score the interactions of a JSONL transcript file and write one JSONL row each.
 
     Every line is validated before anything is judged; the output is written atomically
@@ -62,6 +63,8 @@ def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None
         formula: ``paper`` (default) or ``agent_only``, see :mod:`harness.scoring`.
         weights: CT, EH, TK weights of the weighted complexity.
         concurrency: most model calls in flight at once.
+        on_progress: ``(interactions done, interactions)`` while judging, as each interaction
+            has all it lacked (not called when nothing is judged).
 
     Returns:
         ``count`` (interactions), ``scored`` (with a final score), ``judged`` and ``failed``
@@ -85,7 +88,7 @@ def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None
         problems = [f"line {n}: {field} is missing ({why})"
                     for n, row in rows for field in missing_fields(row)]
         raise_problems(problems, path)
-    judging = _Judging(runtime, concurrency) if runtime is not None and not no_judge else None
+    judging = _Judging(runtime, concurrency, on_progress) if runtime is not None and not no_judge else None
     records = [_start_record(row) for _, row in rows]
     if judging is not None:
         asyncio.run(judging.fill_all(records))
@@ -237,15 +240,27 @@ def _history(turns: list[dict[str, Any]], upto: int, with_agent: bool) -> list[M
 class _Judging:
     """Fills in the missing values of many records, at most ``concurrency`` calls at once."""
 
-    def __init__(self, runtime: Runtime, concurrency: int):
+    def __init__(self, runtime: Runtime, concurrency: int,
+                 on_progress: Callable[[int, int], None] | None = None):
         self.runtime = runtime  # role clients are made on first use: that may start a server
         self.concurrency = concurrency
+        self.on_progress = on_progress
         self.judged: Counter[str] = Counter()
         self.failed: Counter[str] = Counter()
 
     async def fill_all(self, records: list[dict[str, Any]]) -> None:
         self.slots = asyncio.Semaphore(self.concurrency)
-        await asyncio.gather(*(self.fill(r) for r in records))
+        done = 0
+
+        async def counted(record):
+            nonlocal done
+            await self.fill(record)
+            done += 1
+            if self.on_progress:
+                self.on_progress(done, len(records))
+        if self.on_progress:
+            self.on_progress(0, len(records))
+        await asyncio.gather(*(counted(r) for r in records))
 
     async def fill(self, record: dict[str, Any]) -> None:
         """Judge everything ``record`` lacks; the problem first where a solved-check needs it."""

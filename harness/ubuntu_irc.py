@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from harness.jsonl import read_jsonl
 from harness.stackexchange import MAX_PROBLEMS, pair_turns
@@ -210,11 +210,13 @@ def thread_to_task(thread: dict[str, Any], nicks: Iterable[str] = ()) -> dict[st
     }
 
 
-def import_ubuntu_irc(path: str | Path = DEFAULT_PATH) -> IrcImportResult:
+def import_ubuntu_irc(path: str | Path = DEFAULT_PATH,
+                      on_progress: Callable[[int, int], None] | None = None) -> IrcImportResult:
     """Turn a file of IRC threads into tasks; bad lines are skipped and counted.
 
     Args:
         path: the threads JSONL file (default: the shipped #ubuntu file).
+        on_progress: ``(threads done, threads)`` as it goes, last with every thread done.
 
     Returns:
         The tasks and counts (see :class:`IrcImportResult`).
@@ -228,7 +230,9 @@ def import_ubuntu_irc(path: str | Path = DEFAULT_PATH) -> IrcImportResult:
     nicks = _nicks_by_log(thread for _, thread in rows)
     for problem in bad_json:
         result.skip("malformed", f"{path}: {problem}")
-    for lineno, thread in rows:
+    for done, (lineno, thread) in enumerate(rows):
+        if on_progress:
+            on_progress(done, len(rows))
         try:
             task = thread_to_task(thread, nicks.get(_log_of(thread), ()))
         except ValueError as exc:
@@ -241,6 +245,8 @@ def import_ubuntu_irc(path: str | Path = DEFAULT_PATH) -> IrcImportResult:
         else:
             seen.add(task["id"])
             result.tasks.append(task)
+    if on_progress:
+        on_progress(len(rows), len(rows))
     result.kept = len(result.tasks)
     return result
 

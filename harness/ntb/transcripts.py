@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from harness.compose import Runtime
 from harness.embeddings import embed
@@ -38,7 +38,8 @@ JUDGED_METRICS = ("A2", "A3", "limitation")
 def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtime | None,
                           no_judge: bool = False, threshold: float = DEFAULT_THRESHOLD,
                           a2_method: str = "exact-set", embedder: Embedder | None = None,
-                          concurrency: int = 4) -> dict[str, Any]:
+                          concurrency: int = 4,
+                          on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Score the cases of a JSONL step-log file and write the official CSV.
 
     Args:
@@ -50,6 +51,7 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
         a2_method: ``exact-set`` (deterministic) or ``llm-judge``.
         embedder: texts -> vectors for A1; default :func:`harness.embeddings.embed`.
         concurrency: most cases judged at once.
+        on_progress: ``(cases scored, cases)`` as each case is scored.
 
     Returns:
         ``count``, ``out``, ``tables`` (:func:`harness.ntb.scoring.tables`), ``judged`` and
@@ -73,7 +75,7 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
     items = read_ntb_transcripts(path)
     embedder = embedder or embed
     judge = None if no_judge else runtime.structured_judge("judge")
-    rows = asyncio.run(_score_all(items, embedder, threshold, a2_method, judge, concurrency))
+    rows = asyncio.run(_score_all(items, embedder, threshold, a2_method, judge, concurrency, on_progress))
     write_csv(rows, out_csv)
     judged = Counter(m for r in rows for m, s in r["judged"].items() if s == "ok")
     failed = Counter(m for r in rows for m, s in r["judged"].items() if s == "failed")
@@ -89,13 +91,22 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
 
 
 async def _score_all(items: Sequence[tuple[Case, list]], embedder: Embedder, threshold: float,
-                     a2_method: str, judge, concurrency: int) -> list[dict[str, Any]]:
+                     a2_method: str, judge, concurrency: int,
+                     on_progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     slots = asyncio.Semaphore(concurrency)
+    done = 0
 
     async def one(case: Case, steps: list) -> dict[str, Any]:
+        nonlocal done
         async with slots:
-            return await score_case(case, steps, embedder=embedder, threshold=threshold,
-                                    a2_method=a2_method, judge=judge)
+            row = await score_case(case, steps, embedder=embedder, threshold=threshold,
+                                   a2_method=a2_method, judge=judge)
+        done += 1
+        if on_progress:
+            on_progress(done, len(items))
+        return row
+    if on_progress:
+        on_progress(0, len(items))
     return list(await asyncio.gather(*(one(c, s) for c, s in items)))
 
 
