@@ -2,13 +2,16 @@
 
 Input is JSONL, one interaction per line::
 
-    {"id": str, "question": str, "problem": str?,
+    {"id": str, "question": str, "problem": str?, "solution": str?,
      "complexity": {"critical_thinking": int, "error_handling": int, "topic_knowledge": int}?,
      "turns": [{"user": str, "agent": str, "user_helpfulness": int?, "agent_helpfulness": int?,
                 "solved": bool?, "input_tokens": int?, "output_tokens": int?, "cost": float?}]}
 
 Only what is missing (absent or ``null``) is judged, with the same judges and prompts as a
-SelfScore run. A judgment that fails stays ``None`` and is counted, never defaulted. Other
+SelfScore run. A missing ``problem`` is extracted as a run extracts it: from ``solution`` (the
+thread's fix) where given, else from the question, with the same restating guard
+(``harness.preprocess.extract``); ``problem_source`` says which. A judgment that fails stays
+``None`` and is counted, never defaulted. Other
 fields, of an interaction or of a turn, are kept in the output under their own names.
 
 Each output line is the input line with the figures of :func:`harness.scoring.score_interaction`
@@ -30,7 +33,7 @@ from harness import prompts
 from harness.compose import Runtime
 from harness.judges import judge_complexity
 from harness.jsonl import JsonlError, json_type, read_jsonl, write_jsonl
-from harness.preprocess import extraction_messages
+from harness.preprocess import extract
 from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
 
 COMPLEXITY_KEYS = ("critical_thinking", "error_handling", "topic_knowledge")
@@ -287,8 +290,11 @@ class _Judging:
         self._record_judgment(record, None, "complexity", judgment)
 
     async def _problem(self, record: dict[str, Any]) -> None:
-        statement, error = await self._extract("problem", record["question"])
+        solution = (record.get("solution") or "").strip() or None
+        statement, error = await self._extract("problem", record["question"], solution)
         self._record(record, None, "problem", statement, error)
+        if statement is not None:
+            record["problem_source"] = "solution" if solution else "question"
 
     async def _turn(self, record: dict[str, Any], i: int, key: str, problem_job) -> None:
         if key == "solved" and problem_job is not None:
@@ -308,17 +314,17 @@ class _Judging:
                 judgment = await judges.solved(problem, history)
         self._record_judgment(record, i, key, judgment)
 
-    async def _extract(self, kind: str, question: str) -> tuple[str | None, str | None]:
-        """The extractor's ``summary`` or ``problem`` text, or ``(None, error)``."""
+    async def _extract(self, kind: str, question: str,
+                       solution: str | None = None) -> tuple[str | None, str | None]:
+        """The extractor's ``summary`` or ``problem`` text (regenerated once when it answers
+        instead of restating, as in a run), or ``(None, error)``."""
         extractor = self.runtime.client("extractor")  # a configuration error is raised
         try:
             async with self.slots:
-                text, _call = await extractor.complete(extraction_messages(kind, question),
-                                                       f"extractor:{kind}")
+                result = await extract(kind, question, extractor, solution)
         except Exception as exc:  # recorded as a failed judgment, never defaulted
             return None, f"{type(exc).__name__}: {exc}"[:500]
-        text = text.strip()
-        return (text, None) if text else (None, f"the extractor returned an empty {kind}")
+        return result.text, None
 
     def _record_judgment(self, record: dict, turn: int | None, key: str, judgment: Judgment) -> None:
         self._record(record, turn, key, judgment.value if judgment.ok else None,

@@ -311,3 +311,16 @@ def test_unreadable_transcript_files_are_clear_errors(tmp_path):
     with pytest.raises(TranscriptError, match="cannot be read"):
         score_transcripts(tmp_path / "missing.jsonl", tmp_path / "o.jsonl", None, no_judge=True)
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_the_problem_is_extracted_from_the_solution_where_one_is_given(tmp_path, runtime_for):
+    runtime, models = runtime_for()
+    rows = [row("fix", turns=[full_turn(solved=None)], solution="Install ntfs-3g and mount the partition."),
+            row("bare", turns=[full_turn(solved=None)])]
+    out = tmp_path / "out.jsonl"
+    score_transcripts(write(tmp_path, rows), out, runtime=runtime)
+    fix, bare = read(out)
+    assert fix["problem"] == bare["problem"] == "The wifi driver crashes."
+    assert (fix["problem_source"], bare["problem_source"]) == ("solution", "question")
+    prompts_seen = [m[-1].content for m in models["extractor"].prompts]
+    assert sum("ntfs-3g" in p and "the solution below fixed it" in p for p in prompts_seen) == 1
