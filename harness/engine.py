@@ -103,10 +103,6 @@ class _Spawner:
             raise done["error"]
         return done["process"]
 
-    @property
-    def thread(self) -> threading.Thread | None:
-        return self._thread
-
 
 _SPAWNER = _Spawner()
 
@@ -146,7 +142,7 @@ class EmbeddedServer:
         binary = find_server_binary(self.config.server_binary)
         model_path = ensure_model(self.model_key)
         last_error = ""
-        for attempt in range(3):  # a port taken between probe and bind: try another
+        for _attempt in range(3):  # a port taken between probe and bind: try another
             self.port = port if port is not None else free_port()
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             log = open(self.log_path, "ab" if port is not None else "wb")
@@ -161,7 +157,7 @@ class EmbeddedServer:
             except EngineError as exc:
                 last_error = str(exc)
                 self.stop()
-                if port is not None and attempt == 1:
+                if port is not None:
                     time.sleep(1.0)  # the dead server's socket may linger a moment
         raise EngineError(last_error)
 
