@@ -1,0 +1,79 @@
+"""The README's `deskbench` commands run as a user runs them: each a subprocess of the installed
+`deskbench` script, on the embedded model where it needs one, checked on what it prints and
+writes. (`run`/`--resume`, `demo` and `python app.py` have subprocess tests of their own in
+test_embedded_batch.py, test_embedded_conversations.py and test_app_as_the_readme_runs_it.py.)
+Slow (minutes); skip with -m 'not integration'."""
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DESKBENCH = str(Path(sys.executable).with_name("deskbench"))
+
+
+def deskbench(*args: str, timeout: int = 900) -> str:
+    """Run ``deskbench ARGS`` and return what it printed; fail with its stderr if it failed."""
+    proc = subprocess.run([DESKBENCH, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    assert proc.returncode == 0, f"deskbench {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_the_readme_commands_on_one_small_run(tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    out = deskbench("run", "--limit", "1", "--max-turns", "1", "--store", store, "--quiet",
+                    "--out", str(tmp_path / "run"))
+    assert "## Model calls per turn" in out and "mean_final_score" in out
+
+    listed = deskbench("runs", "--store", store)
+    run_id = json.loads(subprocess.run(
+        [sys.executable, "-c", "import json,sys; from store import StoreReader; "
+         "print(json.dumps([r['id'] for r in StoreReader(sys.argv[1]).runs()]))", store],
+        capture_output=True, text=True, check=True, cwd=REPO).stdout)[0]
+    assert run_id in listed
+
+    assert "0 changed" in deskbench("rescore", "--store", store, run_id)
+
+    deskbench("export", "--store", store, run_id, "--out", str(tmp_path / "x"), "--format", "csv")
+    with open(tmp_path / "x" / "interactions.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 1 and rows[0]["final_score"]
+
+    # re-judging the stored conversation with the (same) judge: a second run, then compared
+    rejudged = deskbench("rejudge", "--store", store, run_id, "--quiet")
+    assert "mean_final_score" in rejudged  # the re-judged run's report
+    runs = json.loads(subprocess.run(
+        [sys.executable, "-c", "import json,sys; from store import StoreReader; "
+         "print(json.dumps([r['id'] for r in StoreReader(sys.argv[1]).runs()]))", store],
+        capture_output=True, text=True, check=True, cwd=REPO).stdout)
+    assert len(runs) == 2
+    compared = deskbench("compare", "--store", store, *runs, "--out", str(tmp_path / "cmp"))
+    html = Path(compared.split("HTML report:")[-1].strip())
+    assert html.is_file() and html.parent == (tmp_path / "cmp").resolve(), compared
+
+    # transcripts made elsewhere, every score given: scored without a model call
+    transcript = {"id": "t-1", "question": "My printer is offline.", "problem": "The printer is offline.",
+                  "complexity": {"critical_thinking": 3, "error_handling": 4, "topic_knowledge": 2},
+                  "turns": [{"user": "My printer is offline.", "agent": "Turn it off and on.",
+                             "user_helpfulness": 4, "agent_helpfulness": 6, "solved": False},
+                            {"user": "It prints now.", "agent": "Good.", "user_helpfulness": 7,
+                             "agent_helpfulness": 5, "solved": True}]}
+    (tmp_path / "t.jsonl").write_text(json.dumps(transcript) + "\n")
+    deskbench("score", "selfscore", "--transcripts", str(tmp_path / "t.jsonl"),
+              "--out", str(tmp_path / "scored.jsonl"), "--no-judge", "--quiet")
+    scored = json.loads((tmp_path / "scored.jsonl").read_text())
+    assert scored["turns"] == 2 and scored["solved"] is True and scored["final_score"] > 0
+
+
+def test_import_a_stack_exchange_dump(tmp_path):
+    out = tmp_path / "su.jsonl"
+    printed = deskbench("import", "stackexchange", str(REPO / "tests/fixtures/stackexchange_conlang_meta"),
+                        "--min-score", "0", "--out", str(out), "--quiet")
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    assert tasks and all(t["question"].strip() for t in tasks), printed
+
+
+def test_voice_check():
+    printed = deskbench("voice", "check", timeout=600)  # exits 1 above the WER bound
+    assert "word errors in" in printed and "OK" in printed, printed
