@@ -138,6 +138,18 @@ class SimulatedUser:
             "p_fix": round(score, 4), "p_llm": round(p_llm, 4), "similarity": round(cosine, 4),
             "fix_terms": terms, "threshold": needed}, call
 
+    async def _draft(self, messages: list[BaseMessage], attempt: int) -> tuple[str, LLMCall]:
+        """One draft of the reply. A regeneration samples with another seed and a little more
+        temperature: at the role's own seed the 1.5B wrote the rejected draft again, word for
+        word, in most regenerations of a batch."""
+        if attempt == 0:
+            return await self.client.complete(messages, "user:reply")
+        spec = self.client.spec
+        msg, call = await self.client.invoke(
+            messages, f"user:reply:retry{attempt}", seed=(spec.seed or 0) + attempt,
+            temperature=min(1.0, (spec.temperature or 0.0) + 0.15 * attempt))
+        return (msg.content if isinstance(msg.content, str) else str(msg.content)), call
+
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
         if turn_index == 1 or not history:
             return Reply(problem.question)
@@ -156,7 +168,7 @@ class SimulatedUser:
             if attempts:  # say why the last draft was not used
                 why = "; ".join(REJECTED[v["kind"]] for v in attempts[-1]["violations"])
                 chat[-1] = HumanMessage(f"{chat[-1].content}\n(Your last draft was not used: {why}.)")
-            raw, call = await self.client.complete([SystemMessage(system), *chat], "user:reply")
+            raw, call = await self._draft([SystemMessage(system), *chat], attempt)
             calls.append(call)
             text = _ROLE_PREFIX.sub("", raw.strip()) or raw.strip()
             violations = [v.as_dict() for v in user_checks.rule_violations(text, problem, history, fixed)]

@@ -115,8 +115,21 @@ def _is_leak(terms: list[str]) -> bool:
     return bool(technical) or len(terms) >= 3
 
 
+# quoted text (an error message the user cites: "Roaming not allowed by server") is not the
+# user's own words: its "not" negates nothing the user says
+_QUOTED_RE = re.compile(r"\"[^\"\n]{1,200}\"|`[^`\n]{1,200}`|“[^”\n]{1,200}”")
+# the error itself has gone: "the error is no longer appearing", "the warning does not show up anymore"
+_SYMPTOM_GONE_RE = re.compile(
+    r"\b(?:error|problem|issue|message|warning|crash\w*|symptom)s?\b[^.,;!?]{0,40}?"
+    r"\b(?:no longer|not (?:\w+ )?(?:appear|show|happen|occur|come)\w*[^.,;!?]{0,12}?\b(?:any ?more|again))", re.I)
+
+
 def claims_success(message: str) -> bool:
-    """The message says the problem is fixed (a success phrase not negated in its clause)."""
+    """The message says the problem is fixed (a success phrase not negated in its clause, or
+    the error itself said to be gone); quoted text is ignored."""
+    message = _QUOTED_RE.sub("the error", message or "")
+    if _SYMPTOM_GONE_RE.search(message):
+        return True
     for m in _SUCCESS_RE.finditer(message):
         clause_start = max(message.rfind(sep, 0, m.start()) for sep in (".", ",", ";", " but ", "!", "?"))
         clause = message[clause_start + 1: m.end() + 12]
@@ -151,11 +164,13 @@ def copied_fraction(message: str, earlier: str) -> float:
 
 
 def repeated_message(message: str, history: Sequence[Message], limit: float = 0.6) -> str | None:
-    """An earlier user message that most of this one copies (the simulator re-pasting its
-    question instead of answering the agent), or None."""
-    for m in history:
-        if m.role == "user" and copied_fraction(message, m.content) >= limit:
-            return m.content
+    """The question (the first user message) when most of this message copies it (the
+    simulator re-pasting its question instead of answering the agent), or None. A user who
+    says "it still fails" again, as people do, is not flagged: writing it again changed
+    nothing in a batch."""
+    first = next((m for m in history if m.role == "user"), None)
+    if first is not None and copied_fraction(message, first.content) >= limit:
+        return first.content
     return None
 
 

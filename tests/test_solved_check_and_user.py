@@ -12,8 +12,8 @@ from harness.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJ
 from harness.llm import RoleClient, yes_probability
 from harness.participants import SimulatedUser
 from harness.sanity import balanced, outcome_cases, solved_cases
-from harness.user_checks import (claims_success, copied_fraction, leaked_terms, rule_violations,
-                                 version_conflicts)
+from harness.user_checks import (claims_success, copied_fraction, leaked_terms, repeated_message,
+                                 rule_violations, version_conflicts)
 from tests.fakes import ScriptedChatModel
 
 
@@ -152,6 +152,21 @@ def test_success_must_match_the_decided_outcome():
     assert kinds("I did it and it works now.", True) == []
 
 
+def test_a_quoted_error_does_not_negate_a_success_and_a_gone_error_is_one():
+    assert claims_success('I switched to a DSA key and the "Roaming not allowed by server" error is resolved.')
+    assert claims_success("The error is no longer appearing.")
+    assert claims_success("The warning does not show up anymore.")
+    assert not claims_success('I still get "Roaming not allowed by server".')
+    assert not claims_success("The networks no longer show up.")
+
+
+def test_saying_it_still_fails_again_is_not_a_repeat():
+    told = [Message("user", "My wifi drops every few minutes on my laptop."), Message("agent", "Update the driver."),
+            Message("user", "I've already tried the above steps and the problem persists."),
+            Message("agent", "Reinstall the driver.")]
+    assert repeated_message("I've already tried the above steps and the problem persists.", told) is None
+
+
 def test_a_repasted_question_is_a_repeat_but_a_quoted_error_is_not():
     question = ("W: Failed to fetch http://security.ubuntu.com/ubuntu/pool/main/m/mysql-5.1/"
                 "mysql-client-5.1_5.1.61_i386.deb 404 Not Found, getting this error while trying to install mysql")
@@ -203,6 +218,24 @@ async def test_the_user_reports_success_only_under_a_fix_outcome_and_regenerates
     system, *_, last = model.prompts[1]
     assert "a Broadcom BCM4313 card" in system.content and "NOT solved" in last.content
     assert len(reply.calls) == 3  # the outcome question and two replies
+
+
+async def test_a_regeneration_samples_with_another_seed_and_more_temperature():
+    seen = []
+
+    def respond(messages, kwargs):
+        if kwargs.get("logprobs"):
+            return "No"
+        seen.append((kwargs.get("seed"), kwargs.get("temperature")))
+        return "Great, it works now!" if len(seen) < 3 else "I did that but still no networks."
+    user_client, _ = client(respond, role="user")
+    user_client.spec.temperature, user_client.spec.seed = 0.7, 0
+    history = [*BEFORE[:1], Message("agent", "Restart your router.")]
+    reply = await SimulatedUser(user_client, None, max_regenerations=2, embedder=Similarity(0.9)).respond(SCENARIO, history, 2)
+    assert reply.text == "I did that but still no networks."
+    assert seen[0] == (None, None)  # the first draft: the role's own settings
+    assert seen[1:] == [(1, 0.85), (2, 1.0)]
+    assert [c.purpose for c in reply.calls] == ["user:outcome", "user:reply", "user:reply:retry1", "user:reply:retry2"]
 
 
 async def test_a_message_failing_every_attempt_is_kept_and_marked_unresolved():
