@@ -152,7 +152,8 @@ class ConfirmationSolvedCheck:
     P(the user says this problem is fixed) is the mean P(yes) of one Yes/No question about the
     user's latest message in two phrasings (token log-probabilities); solved when it is at
     least ``threshold`` and no rule finds the problem persisting, the fix untried or a new
-    question first (``harness.user_checks.persisting_cues``). The agent's latest reply does not
+    question first (``harness.user_checks.persisting_cues``), nor a message that reads like
+    the agent's (``agent_cues``: steps, code, instructions). The agent's latest reply does not
     decide: a fix counts once the user reports that it worked (the simulated user reports so only
     when the fix addresses the hidden cause). Turn 1 is never solved: the user has not answered
     an agent message yet. The probabilities and the cues are stored with the judgment.
@@ -165,7 +166,7 @@ class ConfirmationSolvedCheck:
         self.threshold = threshold
 
     async def judge(self, problem: Problem, history: Sequence[Message]) -> Judgment:
-        from harness.user_checks import persisting_cues
+        from harness.user_checks import agent_cues, persisting_cues
 
         base = dict(kind="solved", model=self.client.model_name, prompt_version=prompts.PROMPT_VERSION)
         upto_user = list(history[:-1]) if history and history[-1].role == "agent" else list(history)
@@ -189,13 +190,17 @@ class ConfirmationSolvedCheck:
                             error=f"{type(exc).__name__}: {exc}"[:500])
         p_confirmed = round(sum(answers.values()) / len(answers), 4)
         cues = persisting_cues(upto_user[-1].content)
-        solved = p_confirmed >= self.threshold and not cues
+        # a "user" message that reads like the agent's (its steps, its code) confirms nothing: in
+        # a batch a simulated user that copied the agent's steps was judged solved at P 0.51
+        like_agent = agent_cues(upto_user[-1].content)
+        solved = p_confirmed >= self.threshold and not cues and not like_agent
+        vetoes = [repr(c) for c in cues[:3]] + [f"reads like the agent ({c!r})" for c in like_agent[:1]]
         reason = (f"user says it is fixed: P(yes)={p_confirmed:.2f}"
-                  + (f"; but: {', '.join(repr(c) for c in cues[:3])}" if cues else ""))
+                  + (f"; but: {', '.join(vetoes)}" if vetoes else ""))
         return Judgment(**base, status="ok", value=solved, reason=reason, raw=raws, calls=calls,
                         parsed={"method": "confirmation", "p_confirmed": p_confirmed, **{
                                 f"p_{k}": v for k, v in answers.items()}, "threshold": self.threshold,
-                                "persisting_cues": cues, "solved": solved})
+                                "persisting_cues": cues, "agent_cues": like_agent, "solved": solved})
 
 
 class SelfScoreJudges:

@@ -7,7 +7,10 @@ so that the calls of one turn share a cached prompt prefix on llama.cpp.
 """
 from __future__ import annotations
 
-PROMPT_VERSION = "selfscore-p6"
+# p7: prompt texts as p6; the decisions around them changed (the solved-check's agent-like veto,
+# the simulated user's outcome thresholds with the real fix's terms, its regeneration sampling
+# and rules), so judgments and simulated conversations differ from p6's (docs/selfscore.md)
+PROMPT_VERSION = "selfscore-p7"
 
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
 # The paper's prompts verbatim made Qwen2.5-Coder-1.5B answer the question instead of

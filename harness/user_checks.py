@@ -50,6 +50,12 @@ _PERSIST_RE = re.compile(
     r"\bnothing (?:changed|happened)\b", re.I)
 
 
+def agent_cues(message: str) -> list[str]:
+    """Phrases of a message that read like the help desk's, not the user's: a list of steps,
+    code, instructions, assistant phrases (the ``acts_as_agent`` patterns)."""
+    return [m.group(0)[:60] for rx in _AGENT_RE for m in [rx.search(message or "")] if m]
+
+
 def persisting_cues(message: str) -> list[str]:
     """Phrases saying the problem is still there, the fix is not tried yet, or a new question
     comes first ("still", "same error", "didn't work", "I'll try", "before I try", ...)."""

@@ -309,3 +309,16 @@ async def test_a_message_without_the_fixs_terms_needs_a_confident_outcome():
     assert decision["fix_terms"] == [] and not fixed
     fixed, decision, _ = await decide("Install bcmwl-kernel-source and reboot.", 0.3)
     assert decision["fix_terms"] == ["bcmwl-kernel-source"] and fixed
+
+
+async def test_a_user_message_that_reads_like_the_agent_is_not_a_confirmation():
+    judge_client, _ = client(lambda messages, kwargs: "Yes")  # P(yes) 1.0 to every question
+    check = ConfirmationSolvedCheck(judge_client)
+    copied = ("I have added the universe repository. Here are the steps:\n1. Open the terminal.\n"
+              "2. Run sudo apt-get update")
+    history = [Message("user", "I cannot find xmms-wma."), Message("agent", "Add universe."),
+               Message("user", copied), Message("agent", "Good.")]
+    j = await check.judge(Problem("i", "q", None, "Universe is missing."), history)
+    assert j.value is False and j.parsed["agent_cues"] and "reads like the agent" in j.reason
+    history[2] = Message("user", "I added universe and now xmms-wma installs. Thanks!")
+    assert (await check.judge(Problem("i", "q", None, "Universe is missing."), history)).value is True
