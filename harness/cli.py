@@ -398,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=cmd_run)
 
     run_parser("run", "run (or resume) a SelfScore batch", None, None, 0)
-    run_parser("demo", "a small offline SelfScore batch with a judge sanity report", 3, 3, 4)
+    run_parser("demo", "a small offline SelfScore batch with a judge sanity report", 2, 3, 2)
 
     p = sub.add_parser("runs", help="list the runs in the store")
     add_config_args(p)
