@@ -17,31 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.test_embedded_batch import alive, children_of
 from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, field, wait_status
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
-
-
-def children_of(pid: int) -> list[int]:
-    """Direct child processes of ``pid`` (from /proc)."""
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def plain(text: str) -> str:
