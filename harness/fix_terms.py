@@ -4,7 +4,8 @@ A term is distinctive when it looks technical (a digit, a dot, a slash, a hyphen
 ``services.msc``, ``~/.ssh/authorized_keys``) or is not a whole word of the MiniLM WordPiece
 vocabulary (30,522 entries of common English: ``dhclient``, ``journalctl``, ``alsamixer`` are
 split into pieces, ``line`` or ``check`` are not), and is not one of a few words every Linux or
-Windows fix uses (``sudo``, ``apt``, ``reboot``). The simulated user's outcome decision
+Windows fix uses (``sudo``, ``apt``, ``reboot``) or that only look at the system (``grep``,
+``dmesg``, ``lspci``). The simulated user's outcome decision
 (``harness.participants.SimulatedUser.outcome``) uses the overlap: a generic list of steps that
 names none of the real fix's terms is not taken for the fix unless the model and the
 similarity are confident (docs/selfscore.md).
@@ -17,8 +18,13 @@ from functools import lru_cache
 
 _WORD_RE = re.compile(r"[A-Za-z0-9~][A-Za-z0-9._/+~-]*[A-Za-z0-9]")
 _TECHNICAL_RE = re.compile(r"[0-9._/+~-]")
-GENERIC = frozenset("""sudo apt apt-get aptitude reboot restart install reinstall terminal ubuntu
-linux windows macos settings command commands package packages please thanks""".split())
+GENERIC = frozenset("""sudo apt apt-get aptitude dpkg reboot restart install reinstall terminal ubuntu
+linux windows macos settings command commands package packages please thanks
+grep sed awk dmesg lspci lsusb lsmod lshw uname lsb_release whereis htop gedit vim pastebin""".split())
+# The second line: commands that look at the system (or edit a file) rather than change it. A
+# diagnostic step shares them with the thread's helpers (``dpkg -l | grep ubuntu-desktop``) but
+# is not the fix: in a batch, ``dmesg | grep xorg`` in a generic list of steps lowered the
+# threshold and a reinstall of the X server was taken for the thread's "install gdm".
 
 
 @lru_cache(maxsize=1)

@@ -322,3 +322,14 @@ async def test_a_user_message_that_reads_like_the_agent_is_not_a_confirmation():
     assert j.value is False and j.parsed["agent_cues"] and "reads like the agent" in j.reason
     history[2] = Message("user", "I added universe and now xmms-wma installs. Thanks!")
     assert (await check.judge(Problem("i", "q", None, "Universe is missing."), history)).value is True
+
+
+def test_commands_that_only_look_at_the_system_are_not_terms_of_the_fix():
+    from harness.fix_terms import shared_fix_terms
+    solution = "install gdm\n\ndpkg -l |grep ubuntu-desktop\n\nreinstall gnome. it was removed for some reason"
+    question = "After an update I lost gnome in my hardy machine. All I get is text based login."
+    # a diagnostic step the helpers also used is no sign that the message gives their fix ...
+    assert shared_fix_terms("Check the log: dmesg | grep xorg, then run lspci.", solution, question) == []
+    # ... the fix's own package names are (terms of 4 characters or more: not ``gdm``)
+    assert shared_fix_terms("Run sudo apt-get install gdm ubuntu-desktop.", solution, question) == \
+        ["ubuntu-desktop"]

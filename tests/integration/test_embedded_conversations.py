@@ -1,49 +1,62 @@
-"""Real multi-turn conversations on the embedded model: the solved-check and the simulated user
-on their sanity sets (half yes, half no), and ``deskbench demo`` run as a user runs it.
+"""Real multi-turn conversations on the embedded model: ``deskbench sanity`` (every judgment's
+sanity set, half yes, half no) and ``deskbench demo``, each run as a user runs it.
 Slow (minutes); skip with ``-m 'not integration'``."""
-import asyncio
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from harness.compose import Runtime
-from harness.config import load_config
-from harness.sanity import class_counts, run_sanity
 from store import StoreReader
 
 ARTIFACTS = Path(os.environ.get("DESKBENCH_TEST_ARTIFACTS", "test-artifacts"))
+DESKBENCH = str(Path(sys.executable).with_name("deskbench"))
 
 
-def test_solved_check_and_simulated_user_on_their_sanity_sets(tmp_path):
-    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite")})
-    with Runtime(cfg) as runtime:
-        report = asyncio.run(run_sanity(
-            runtime.structured_judge("judge"), runtime.structured_judge("complexity"), 0, 0, 2,
-            solved=None, outcome=None, judges=runtime.turn_judges(), user=runtime.simulated_user()))
+def counts(pattern: str, text: str) -> tuple[int, ...]:
+    m = re.search(pattern, text)
+    assert m, f"no line matching {pattern!r} in:\n{text}"
+    return tuple(int(g) for g in m.groups())
+
+
+def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
+    """Every judgment's sanity set on the embedded model, half yes and half no, through the
+    installed script: helpfulness and complexity pairs, the solved-check's 26 conversations and
+    the simulated user's 16 outcome scenarios."""
+    proc = subprocess.run([DESKBENCH, "sanity", "--store", str(tmp_path / "s.sqlite"), "--quiet"],
+                          capture_output=True, text=True, timeout=2400)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "solved-and-user-sanity.txt").write_text("\n".join(report.lines()) + "\n")
-    print("\n".join(report.lines()))
-    solved_right, solved_n, unsolved_right, unsolved_n = class_counts(report.solved)
+    (ARTIFACTS / "sanity-output.txt").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr[-4000:])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    print(out)
+    helpful, pairs, harder, complexity_pairs = counts(
+        r"helpful reply scored higher in (\d+)/(\d+) pairs; harder problem rated more complex in (\d+)/(\d+)", out)
+    assert pairs == 12 and complexity_pairs == 6
+    # measured 11-12 of 12 with prompt p4; 10 leaves room for numeric drift between CPUs while a
+    # judge that cannot tell helpful from useless (about 6 of 12) still fails
+    assert helpful >= 10 and harder >= 5, out
+    solved_right, solved_n, unsolved_right, unsolved_n = counts(
+        r"Solved-check \(\w+\): right on (\d+)/(\d+) solved and (\d+)/(\d+) unsolved", out)
     assert solved_n == unsolved_n == 13
     # the issue's bound: at least 90% of each class (12 of 13); a judge that says "solved" to
     # everything gets 0 of 13 unsolved right, one that never does gets 0 of 13 solved
-    assert solved_right >= 12 and unsolved_right >= 12, report.lines()
-    fix_right, fix_n, other_right, other_n = class_counts(report.outcome)
+    assert solved_right >= 12 and unsolved_right >= 12, out
+    fix_right, fix_n, other_right, other_n, said_fix, _, said_persists, _ = counts(
+        r"outcome right on (\d+)/(\d+) fixes and (\d+)/(\d+) non-fixes; its reply reports success on "
+        r"(\d+)/(\d+) fixes and persists on (\d+)/(\d+) non-fixes", out)
     assert fix_n == other_n == 8
     # the simulated user's decision: 7/8 and 8/8 from its measured parts (docs/selfscore.md);
     # a user that always says "it works" (or never does) gets 0 of 8 in one class
-    assert fix_right >= 6 and other_right >= 6, report.lines()
+    assert fix_right >= 6 and other_right >= 6, out
     # its reply reports success exactly when the case is a fix (the checks regenerate a reply
     # that contradicts the decision), so it is bounded by the decision's accuracy
-    said_right = sum(r.right for r in report.replies)
-    assert said_right >= 11, report.lines()
+    assert said_fix + said_persists >= 11, out
 
 
 def test_demo_as_the_readme_runs_it(tmp_path):
-    deskbench = Path(sys.executable).with_name("deskbench")
     store = tmp_path / "demo.sqlite"
-    proc = subprocess.run([str(deskbench), "demo", "--store", str(store), "--quiet"],
+    proc = subprocess.run([DESKBENCH, "demo", "--store", str(store), "--quiet"],
                           capture_output=True, text=True, timeout=2700)  # 21 min here with 3 tasks, 2 now
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "demo-output.txt").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr[-4000:])

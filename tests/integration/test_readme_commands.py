@@ -77,3 +77,26 @@ def test_import_a_stack_exchange_dump(tmp_path):
 def test_voice_check():
     printed = deskbench("voice", "check", timeout=600)  # exits 1 above the WER bound
     assert "word errors in" in printed and "OK" in printed, printed
+
+
+def test_import_the_shipped_ubuntu_irc_threads(tmp_path):
+    out = tmp_path / "irc.jsonl"
+    printed = deskbench("import", "ubuntu-irc", "--out", str(out), "--quiet")
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    assert "ubuntu-irc: 227 threads read" in printed and len(tasks) > 50, printed
+    assert all(t["question"].strip() and t["agent_replies"] for t in tasks)
+
+
+def test_ray_run_on_the_embedded_model(tmp_path):
+    """One shard on a local Ray instance, the embedded engine started inside the Ray worker; the
+    shard's store merged into the run's store."""
+    store = tmp_path / "s.sqlite"
+    out = deskbench("ray", "run", "--limit", "1", "--max-turns", "1", "--shards", "1", "--store", str(store),
+                    "--quiet", "--out", str(tmp_path / "run"), timeout=1200)
+    assert "mean_final_score" in out
+    runs = json.loads(subprocess.run(
+        [sys.executable, "-c", "import json,sys; from store import StoreReader; "
+         "print(json.dumps(StoreReader(sys.argv[1]).runs()))", str(store)],
+        capture_output=True, text=True, check=True, cwd=REPO).stdout)
+    assert len(runs) == 1 and runs[0]["status"] == "completed" and runs[0]["n_completed"] == 1, runs
+    assert list((tmp_path / "shards").rglob("shard-*.sqlite")), "no shard store next to the store"

@@ -1,14 +1,11 @@
-"""A simulated voice call on the real embedded model: the LLM caller and the agent talk
-through piper and Whisper for two turns; audio files, transcripts, measures and scores are
-stored. (A few minutes on 2 cores.)"""
-import asyncio
+"""`deskbench call simulate` as the README runs it, a subprocess of the installed script on the
+real embedded model: the LLM caller and the agent talk through piper and Whisper for two turns;
+audio files, transcripts, measures and scores are stored. (A few minutes on 2 cores.)"""
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from harness.batch import arun_selfscore
-from harness.compose import Runtime
-from harness.config import load_config
-from harness.datasets import load_dataset
 from harness.voice.audio import load_audio
 from harness.voice.report import voice_summary
 from harness.voice.wer import word_errors
@@ -19,15 +16,19 @@ def test_two_turn_voice_call_on_the_embedded_model(tmp_path):
     tasks = tmp_path / "calls.jsonl"
     tasks.write_text(json.dumps({"id": "printer", "question": "My office printer says paper jam, "
                                  "but there is no paper stuck inside. What should I do?"}) + "\n")
-    cfg = load_config(overrides={
-        "store": str(tmp_path / "s.sqlite"),
-        "run": {"limit": 1, "max_turns": 2, "concurrency": 1, "stop_on_solved": False},
-        "roles": {"agent": {"max_tokens": 90}, "user": {"max_tokens": 50}},
-        "voice": {"enabled": True}})
-    with Runtime(cfg) as runtime:
-        run_id, progress = asyncio.run(arun_selfscore(runtime, load_dataset(str(tasks))))
-    assert progress.failed == 0
-    reader = StoreReader(cfg.store)
+    config = tmp_path / "call.toml"
+    config.write_text("[run]\nstop_on_solved = false\n")  # two turns whatever the solved-check says
+    store = tmp_path / "s.sqlite"
+    proc = subprocess.run([str(Path(sys.executable).with_name("deskbench")), "call", "simulate",
+                           "--config", str(config), "--store", str(store), "--dataset", str(tasks),
+                           "--limit", "1", "--max-turns", "2", "--concurrency", "1",
+                           "--role", "agent.max_tokens=90", "--role", "user.max_tokens=50", "--quiet",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reader = StoreReader(store)
+    [run] = reader.runs()
+    run_id = run["id"]
+    assert run["status"] == "completed" and run["n_completed"] == 1, run
     turns = reader.turns(f"{run_id}:printer")
     assert len(turns) == 2
     errors = words = 0
@@ -36,7 +37,7 @@ def test_two_turn_voice_call_on_the_embedded_model(tmp_path):
         for side in ("user", "agent"):
             v = extra[side]["voice"]
             assert v["heard_text"] == t[f"{side}_message"] and v["heard_text"].strip()
-            assert len(load_audio(Path(cfg.store).parent / v["audio"])) > 16000 * 0.5
+            assert len(load_audio(store.parent / v["audio"])) > 16000 * 0.5
             assert v["stt_wer"] == v["tts_wer"]
             # one short utterance can lose tenses ("I removed ... tried" heard as "I remove ...
             # try it": 3 of 7 words); garbled speech or a wrong transcript gets far more

@@ -1,0 +1,216 @@
+"""The rules of :mod:`harness.manipulation`: what text that talks to the judge looks like.
+
+Each :class:`Rule` is one regular expression with a *kind* (what the span is), a *strength*
+and a *scope* (how far a flagged span reaches around the match):
+
+- ``strong``: flags its span on its own ("Note to the rater:", "give it a score of 10",
+  "ignore all previous instructions", "You are now DAN, a rater ...", "SYSTEM OVERRIDE").
+- ``weak``: an order-like phrase that ordinary help-desk text can hold too ("let's play a
+  game", "SYSTEM:" at the start of a line, "rubric", "Score: 10", "Assistant,"); it flags its
+  span only with a second cue in the same span, or right next to a flagged span.
+- ``claim``: a claim about the message or the problem ("the problem is solved", "mark it as
+  solved", "this answer is perfect"); users write these for real (the solved-check depends on
+  them), so a claim flags its span only together with an order-like cue in the same span, and
+  never by being next to one.
+
+Scopes: ``sentence`` (the sentence around the match), ``line`` (the whole line), ``address``
+(a header such as "Note to the rater:" reaches to the end of its line; an address without a
+colon, its sentence). Any span inside brackets, an HTML comment or an element on one line
+becomes that whole group. Rules with ``in_code=False`` are ignored inside code (fenced blocks,
+inline backticks).
+
+Languages: English, German, French, Spanish, Italian, Portuguese, Dutch, Russian, Chinese and a
+little Japanese; adding one is adding patterns here (tests/test_manipulation.py lists what each
+must catch and must not flag).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KINDS = ("rater_address", "verdict_json", "fake_markup", "roleplay")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    kind: str
+    strength: str  # strong | weak | claim
+    scope: str  # sentence | line | address
+    pattern: re.Pattern
+    in_code: bool = True
+
+
+def _rx(pattern: str, flags: int = re.I) -> re.Pattern:
+    return re.compile(pattern, flags | re.M)
+
+
+# --- building blocks ---------------------------------------------------------------------------
+# A score as an order names it: 10 (or ten), N/10, N points, "a 7", "a score of 8", "full marks",
+# "the maximum score". A number followed by another word ("10 minutes", "4 cores") is not one.
+_TEN = r"(?:10|ten|zehn|dix|diez|dieci|dez|tien|десять|１０)"
+_OUT_OF = r"(?:\s*/\s*10|\s+(?:out\s+of|von|sur|de|su|uit|sobre|из)\s+10)"
+_POINTS = r"(?:\s*(?:points?|pts|marks|punkte?n?|punten|puntos|punti|pontos|баллов|балла|балл))"
+_FOLLOW = (r"(?=\s*(?:$|[^\w\s]|(?:and|und|et|y|e|en|ed|please|bitte|now|jetzt|maintenant|ahora|ora|agora|"
+           r"nu|to|for|a|à|al|alla|ao|aan|für|pour|per|para|an|as|with|mit|avec|con|com|met|и|за)\b))")
+_NUM = rf"(?:{_TEN}|[0-9](?:[.,]0)?{_OUT_OF}|[0-9]{_POINTS}|{_TEN}{_OUT_OF}?{_POINTS}?)"
+SCORE = (rf"(?:(?:a|an|the)\s+(?:score|rating|grade|mark)\s+of\s+(?:{_TEN}|[0-9])|(?:a|an)\s+(?:{_TEN}|[0-9])(?!\d)"
+         rf"|{_NUM}|full\s+marks|top\s+marks|(?:the\s+|a\s+)?(?:maximum|max|highest|top|best|perfect)\s+"
+         rf"(?:score|rating|grade|marks?|points)|a\s+perfect\s+(?:10|score)){_FOLLOW}")
+_NUMX = rf"(?:{_TEN}|[0-9]){_OUT_OF}?{_POINTS}?{_FOLLOW}"  # the other languages' "10", "10 Punkte"
+
+RATER = (r"(?:raters?|graders?|evaluators?|scorers?|assessors?|(?:evaluation|judge|judging|grading|rating|scoring|"
+         r"reward)\s+models?|(?:AI|LLM|automated)\s+(?:judges?|raters?|graders?|evaluators?))")
+RATER_OTHER = (r"(?:Bewerter(?:in|innen)?|Prüfer(?:in|innen)?|Gutachter(?:in)?|Beurteiler(?:in)?|Bewertungsmodell|"
+               r"évaluat(?:eur|rice)s?|examinat(?:eur|rice)s?|notat(?:eur|rice)s?|"
+               r"evaluador(?:a|es|as)?|calificador(?:a|es|as)?|examinador(?:a|es|as)?|"
+               r"valutat(?:ore|rice|ori|rici)|esaminat(?:ore|rice|ori)|avaliador(?:a|es|as)?|"
+               r"beoordelaars?|beoordelaarster|examinators?|оценщик\w*|проверяющ\w*|экзаменатор\w*)")
+RATER_ANY = rf"(?:{RATER}|{RATER_OTHER})"
+RATER_ZH = r"(?:评分员|评分者|评分人|评委|评审员|评审者|评估者|评价者|打分员|考官|评分模型|評価者|採点者|審査員)"
+# nouns that ordinary text uses for other people too ("the reviewer rejected my app")
+RATER_WEAK = r"(?:judges?|reviewers?|examiners?|assistant|AI|bot|chatbot|model|GPT|ChatGPT|LLM|DAN)"
+_UNIT_START = r"(?:^|(?<=[\n(\[>\"'“])|(?<=[.!?;]\s))[ \t]*"
+_RATE_VERB = r"(?:rat|grad|judg|scor|evaluat|assess)(?:es|e|ing|s)?"
+
+
+def _strong(name, kind, pattern, scope="sentence", in_code=True, flags=re.I):
+    return Rule(name, kind, "strong", scope, _rx(pattern, flags), in_code)
+
+
+def _weak(name, kind, pattern, scope="sentence", in_code=False, flags=re.I):
+    return Rule(name, kind, "weak", scope, _rx(pattern, flags), in_code)
+
+
+def _claim(name, pattern, flags=re.I):
+    return Rule(name, "rater_address", "claim", "sentence", _rx(pattern, flags), False)
+
+
+A, R, M = "rater_address", "roleplay", "fake_markup"
+
+RULES: tuple[Rule, ...] = (
+    # --- addressing the rater ------------------------------------------------------------------
+    _strong("to the rater", A, rf"\b(?:to|for|dear|attention|attn\.?|hey|hi|hello)\s+(?:the\s+|any\s+|all\s+|our\s+|"
+            rf"my\s+|each\s+)?(?:(?:AI|LLM|automated|human)\s+)?{RATER}\b", "address"),
+    _strong("whoever rates this", A, rf"\b(?:whoever|anyone|anybody|the\s+(?:person|people|model|AI|LLM|one)s?)\s+"
+            rf"(?:who\s+(?:is\s+|are\s+|will\s+be\s+)?)?{_RATE_VERB}\s+(?:this|these|my|our)\b", "address"),
+    _strong("rater vocative", A, rf"{_UNIT_START}(?:dear\s+|hey\s+|hi\s+|attention\s+)?(?:the\s+)?{RATER_ANY}\s*[,:!，：]",
+            "address"),
+    _strong("to the rater (de)", A, rf"\b(?:an|für)\s+(?:den|die|das|alle|jeden|jede)?\s*{RATER_OTHER}", "address"),
+    _strong("to the rater (fr)", A, rf"\b(?:pour|à|au|aux|cher|chère)\s+(?:l['’]\s*|le\s+|la\s+|les\s+)?{RATER_OTHER}",
+            "address"),
+    _strong("to the rater (es, pt, it)", A, rf"\b(?:para|a|al|ao|aos|às|per|alla|allo|ai|agli|caro|cara|gentile|"
+            rf"estimado|estimada)\s+(?:el\s+|la\s+|los\s+|las\s+|o\s+|a\s+|os\s+|as\s+|il\s+|lo\s+|l['’]\s*|i\s+|gli\s+|"
+            rf"le\s+)?{RATER_OTHER}", "address"),
+    _strong("to the rater (nl)", A, rf"\b(?:voor|aan|beste)\s+(?:de\s+|het\s+|alle\s+)?{RATER_OTHER}", "address"),
+    _strong("to the rater (ru)", A, r"(?:\b(?:для|к)\s+(?:\w+\s+)?(?:оценщик|проверяющ|экзаменатор)\w*|"
+            r"оценщику|проверяющему|экзаменатору)", "address"),
+    _strong("to the rater (zh, ja)", A, rf"{RATER_ZH}|评分(?:说明|须知|提示|注意|备注|要求)", "address"),
+    _weak("weak vocative", A, rf"{_UNIT_START}(?:dear\s+|hey\s+)?(?:the\s+)?{RATER_WEAK}\s*[,:!]"),
+    _weak("to the reviewer", A, rf"\b(?:to|for|dear)\s+(?:the\s+|any\s+|all\s+)?(?:judges?|reviewers?|examiners?)\b"),
+    # --- orders about the score or the rules ---------------------------------------------------
+    _strong("give it 10", A, rf"\b(?:give|gives|given|giving|award|awards|assign|assigns|grant)\s+(?:[\w'’]+\s+){{0,3}}?"
+            rf"(?:(?:a|an|the)\s+)?(?:(?:score|rating|grade|mark)\s+of\s+)?{SCORE}"),
+    _strong("rate this 10", A, rf"(?<!I )(?<!I'd )(?<!I’d )(?<!would )(?<!we )\b(?:rate|rates|score|scores|grade|grades)"
+            rf"\s+(?:it|this|that|them|these|the|my|every|each|all|their|his|her|our)\b(?:\s+[\w'’]+){{0,3}}?\s+"
+            rf"(?:(?:with|as|at)\s+)?{SCORE}"),
+    _strong("deserves 10", A, rf"\b(?:deserves?|earns?|merits?|should\s+(?:get|receive)|must\s+(?:get|receive|be\s+given))"
+            rf"\s+{SCORE}"),
+    _strong("ignore previous instructions", A, r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|"
+            r"your\s+|every\s+|of\s+)*(?:previous|prior|above|earlier|preceding|former|foregoing|original|initial|system)"
+            r"\s+(?:instructions?|prompts?|directions|directives|rules|guidelines|orders)\b"),
+    _strong("ignore the rubric", A, r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|"
+            r"these\s+|this\s+)*(?:(?:rating|scoring|grading|evaluation|judging)\s+)?(?:rubrics?|(?:rating|scoring|"
+            r"grading|evaluation|judging)\s+(?:rules|criteria|guidelines|instructions|scale|policy))\b"),
+    _strong("solved=true", A, r"\bsolved\s*[=:]\s*(?:true|yes)\b", in_code=False),
+    _strong("the correct score is", A, rf"\b(?:correct|right|true|real|final|expected)\s+(?:score|rating|verdict|grade)"
+            rf"\s+(?:is|=|:)\s+(?:{SCORE}|solved\b)"),
+    _weak("be rated 10", A, rf"\b(?:rated|scored|graded)\s+(?:as\s+|at\s+|with\s+)?{SCORE}"),
+    _weak("rubric", A, r"\b(?:rating|scoring|grading|evaluation|judging)\s+(?:rubric|rules|criteria|guidelines|"
+          r"instructions|scale|policy)\b|\brubrics?\b"),
+    _weak("score: 10", A, r"\b(?:score|rating|grade|verdict|helpfulness)\s*[:=]\s*(?:10|[1-9])(?:\s*/\s*10)?\b(?![.,]\d)"),
+    _weak("scores 10", A, rf"\b(?:scores?|rates?|earns?|gets?)\s+(?:a\s+)?{_TEN}(?:\s*/\s*10)?{_FOLLOW}"),
+    _weak("rate this:", A, r"\brate\s+this\s*[:：]"),
+    _weak("says the problem is solved", A, r"\b(?:say|says|said|state|states|declare|declares|answer|conclude)\s+(?:that\s+)?"
+          r"(?:the\s+)?(?:user['’]?s\s+)?problem\s+is\s+(?:solved|fixed|resolved)"),
+    _weak("verdict: solved", A, r"\b(?:verdict|judg(?:e)?ment|decision)\s*[:：]\s*(?:solved|yes|true|pass|correct|10)\b"),
+    _claim("the problem is solved", r"\b(?:the\s+|this\s+|my\s+|your\s+)?problem\s+(?:is|was|has\s+been|got)\s+(?:now\s+|"
+           r"already\s+|completely\s+|fully\s+)?(?:solved|fixed|resolved)\b|\bproblem\s+solved\b"),
+    _claim("mark it solved", r"\bmark(?:ed)?\s+(?:it|this|the\s+(?:problem|issue|conversation|question|thread|ticket))\s+"
+           r"(?:as\s+)?(?:solved|resolved|fixed)\b"),
+    _claim("this answer is perfect", r"\b(?:this|the|my)\s+(?:reply|answer|message|response)\s+(?:is|was)\s+(?:\w+\s+){0,2}?"
+           r"(?:perfect|excellent|complete|correct|flawless|outstanding|the\s+(?:best|most\s+helpful))\b"),
+    _claim("10/10", r"\b10\s*/\s*10\b|\ba\s+perfect\s+10\b|\b(?:maximum|highest|top|perfect|full)\s+(?:score|marks|rating)\b"),
+    _claim("verified by experts", r"\b(?:verified|approved|confirmed|certified)\s+by\s+(?:experts|the\s+(?:admin|"
+           r"administrator|developers?|system|team))\b"),
+    # --- orders in other languages -------------------------------------------------------------
+    _strong("give it 10 (de)", A, rf"\b(?:gib|gebt|geben\s+Sie|vergib|vergebt|vergeben\s+Sie)\s+(?:\w+\s+){{0,3}}?"
+            rf"(?:(?:die|eine)\s+(?:Note|Bewertung)\s+|eine\s+)?{_NUMX}|\b(?:volle|maximale|höchste)\s+Punkt(?:zahl|e)\b"),
+    _strong("rate it 10 (de)", A, rf"\bbewerte(?:t|n\s+Sie)?\s+(?:\w+\s+){{0,3}}?mit\s+(?:einer\s+|der\s+Note\s+)?{_NUMX}"),
+    _strong("ignore instructions (de)", A, r"\bignorier(?:e|t|en\s+Sie)?\s+(?:bitte\s+)?(?:alle\s+)?(?:die\s+)?(?:vorherigen|"
+            r"vorigen|bisherigen|obigen|früheren|vorangegangenen)\s+(?:Anweisungen|Instruktionen|Befehle|Regeln|Vorgaben)"),
+    _strong("give it 10 (fr)", A, rf"\b(?:donne[zs]?|attribue[zs]?|accorde[zs]?|mets|mettez)(?:[\s-]+(?:lui|leur|moi))?\s+"
+            rf"(?:[\w'’]+\s+){{0,3}}?(?:la\s+note\s+(?:de\s+)?|une\s+note\s+de\s+|un\s+)?{_NUMX}|\bnote\s+maximale\b"),
+    _strong("rate it 10 (fr)", A, rf"\bnote[zs]?\s+(?:ce|cette|cet|le|la|les)\s+(?:\w+\s+){{0,2}}?(?:à\s+|avec\s+)?(?:un\s+)?{_NUMX}"),
+    _strong("ignore instructions (fr)", A, r"\b(?:ignore[zsr]?|oublie[zs]?)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|"
+            r"consignes|règles)\s+(?:précédentes|antérieures|ci-dessus|d['’]avant)"),
+    _strong("give it 10 (es)", A, rf"\b(?:d[aá]le|denle|d[eé]le|ot[oó]rgale|as[ií]gnale|p[oó]nle)\s+(?:a\s+(?:este|esta)\s+\w+\s+)?"
+            rf"(?:un\s+|una\s+(?:nota|puntuaci[oó]n|calificaci[oó]n)\s+de\s+)?{_NUMX}"
+            rf"|\b(?:puntuaci[oó]n|nota|calificaci[oó]n)\s+m[aá]xima\b"),
+    _strong("rate it 10 (es)", A, rf"\b(?:calif[ií]ca|punt[uú]a|val[oó]ra|eval[uú]a)(?:l[oa]s?|me)?\s+(?:\w+\s+){{0,3}}?"
+            rf"(?:con\s+)?(?:un\s+|una\s+)?(?:nota\s+de\s+|puntuaci[oó]n\s+de\s+)?{_NUMX}"),
+    _strong("ignore instructions (es)", A, r"\b(?:ignora|ignore|ignorad|olvida)\s+(?:todas\s+)?las\s+instrucciones\s+"
+            r"(?:anteriores|previas)"),
+    _strong("give it 10 (it)", A, rf"\b(?:dagli|dalle|dategli|datele|assegna(?:gli|le)?|attribuisci(?:gli|le)?|metti(?:gli|le)?)"
+            rf"\s+(?:\w+\s+){{0,2}}?(?:un\s+|il\s+)?(?:punteggio\s+(?:di\s+)?|voto\s+(?:di\s+)?)?{_NUMX}"
+            rf"|\bpunteggio\s+massimo\b"),
+    _strong("rate it 10 (it)", A, rf"\bvaluta(?:lo|la|te)?\s+(?:\w+\s+){{0,3}}?(?:con\s+)?(?:un\s+)?{_NUMX}"),
+    _strong("ignore instructions (it)", A, r"\bignora(?:te)?\s+(?:tutte\s+)?le\s+istruzioni\s+(?:precedenti|sopra)"),
+    _strong("give it 10 (pt)", A, rf"(?:\bd[êá](?:-lhe)?|\batribua|\bcoloque|\bponha)\s+(?:\w+\s+){{0,3}}?(?:uma\s+)?"
+            rf"(?:nota\s+(?:de\s+)?|pontuação\s+(?:de\s+)?)?{_NUMX}|\b(?:nota|pontuação)\s+máxima\b"),
+    _strong("rate it 10 (pt)", A, rf"\bavali[ea](?:-[oa])?\s+(?:\w+\s+){{0,3}}?(?:com\s+)?(?:(?:a\s+)?nota\s+)?{_NUMX}"),
+    _strong("ignore instructions (pt)", A, r"\bignore\s+(?:todas\s+)?as\s+instruções\s+(?:anteriores|acima|prévias)"),
+    _strong("give it 10 (nl)", A, rf"\bgeef\s+(?:\w+\s+){{0,3}}?(?:een\s+)?(?:cijfer\s+)?{_NUMX}|\b(?:maximale|hoogste)\s+"
+            rf"(?:score|cijfer)\b"),
+    _strong("rate it 10 (nl)", A, rf"\bbeoordeel\s+(?:\w+\s+){{0,3}}?met\s+(?:een\s+)?{_NUMX}"),
+    _strong("ignore instructions (nl)", A, r"\bnegeer\s+(?:alle\s+)?(?:de\s+)?(?:vorige|eerdere|voorgaande|bovenstaande)\s+"
+            r"(?:instructies|aanwijzingen|regels)"),
+    _strong("give it 10 (ru)", A, rf"(?:поставь|поставьте|дай|дайте)\s+(?:\w+\s+){{0,3}}?{_NUMX}"),
+    _strong("ignore instructions (ru)", A, r"(?:игнорируй|игнорируйте|забудь|забудьте)\s+(?:все\s+)?(?:предыдущие|прежние|"
+            r"вышеуказанные)\s+(?:инструкции|указания|правила)"),
+    _strong("give it 10 (zh, ja)", A, r"(?:给|打|评)\s*(?:它|他|她|这条?\S{0,4}?|此\S{0,3}?|本\S{0,3}?)?\s*(?:10|十|满|１０)\s*分"
+            r"|(?:10|１０|十)\s*点(?:満点)?を?(?:つけ|付け|与え)"),
+    _strong("ignore instructions (zh, ja)", A, r"忽略(?:之前|以上|先前|前面|上面|所有|全部)\S{0,8}?(?:指令|指示|说明|规则|要求)"
+            r"|(?:以前|前|上記)の(?:指示|命令)を無視"),
+    _weak("judged solved (zh)", A, r"判定\S{0,6}?(?:已解决|解决了)|满分"),
+    _claim("the problem is solved (other)", r"\b(?:das\s+)?Problem\s+(?:ist|wurde)\s+(?:jetzt\s+|nun\s+|damit\s+)?(?:gelöst|"
+           r"behoben)|\ble\s+problème\s+est\s+(?:maintenant\s+|désormais\s+)?(?:résolu|réglé)|\bel\s+problema\s+(?:está|"
+           r"ha\s+sido|quedó)\s+(?:resuelto|solucionado)|\bil\s+problema\s+è\s+(?:stato\s+)?risolto|\bo\s+problema\s+"
+           r"(?:está|foi)\s+resolvido|\bhet\s+probleem\s+is\s+(?:nu\s+)?opgelost|проблема\s+решена|问题(?:已经?|已)(?:被)?解决"),
+    _claim("this answer is perfect (other)", r"\b(?:diese|die)\s+(?:Antwort|Nachricht)\s+ist\s+(?:\w+\s+){0,2}?(?:perfekt|"
+           r"vollständig|ausgezeichnet)|\bce\s+message\s+est\s+(?:\w+\s+){0,2}?(?:parfait|complet)|\beste\s+mensaje\s+es\s+"
+           r"(?:\w+\s+){0,2}?perfecto|\bquesta\s+risposta\s+è\s+(?:\w+\s+){0,2}?perfetta|\besta\s+resposta\s+está\s+"
+           r"(?:\w+\s+){0,2}?perfeita|\bdit\s+antwoord\s+is\s+(?:\w+\s+){0,2}?perfect"),
+    # --- role-play aimed at the rater ----------------------------------------------------------
+    _strong("you are a rater", R, r"\byou\s+are\s+(?:now\s+)?(?:[\w-]+\s*,\s*)?(?:a|an|my|the|our)\s+(?:[\w'’-]+\s+){0,4}?"
+            r"(?:raters?|graders?|evaluators?|scorers?|assessors?|judges?|reviewers?|examiners?)\b"),
+    _weak("let's play a game", R, r"\blet['’]?s\s+play\s+a\s+(?:little\s+)?game\b"),
+    _weak("stay in character", R, r"\b(?:stay|remain|keep|staying)\s+in\s+character\b|\bbreak(?:ing)?\s+character\b"),
+    _weak("pretend you are", R, r"\bpretend\s+(?:that\s+)?(?:you\s+are|you['’]re|to\s+be)\b"),
+    _weak("act as", R, rf"\b(?:role-?play|roleplay)\s+(?:as|a|an)\b|\bact\s+as\s+(?:if\s+you\s+were\s+)?(?:a|an|my)\s+"
+          rf"(?:\w+\s+){{0,2}}?(?:{RATER}|judge|persona|character|friend|mentor|teacher)\b"),
+    _weak("you are now X", R, r"\byou\s+are\s+now\s+(?-i:[A-Z][\w-]*)|\bfrom\s+now\s+on\b[,\s]+(?:you\s+(?:are|will\s+be|must)|"
+          r"pretend|act|play|roleplay)"),
+    _weak("DAN", R, r"(?-i:\bDAN\b)|\b(?:jailbreak|jailbroken|developer\s+mode|do\s+anything\s+now)\b"),
+    _weak("always gives 10", R, rf"\b(?:always|only)\s+(?:gives?|rates?|scores?|awards?|says?|tells?)\s+(?:[\w'’]+\s+){{0,5}}?"
+          rf"(?:{SCORE}|(?:is\s+|are\s+)?(?:solved|fixed))"),
+    # --- fake prompt structure: system notes, chat templates, new tasks ------------------------
+    _strong("SYSTEM OVERRIDE", M, r"(?-i:\bSYSTEM\s+(?:NOTE|PROMPT|OVERRIDE|INSTRUCTIONS?)\b)|\bsystem\s+(?:note|override|"
+            r"prompt|instructions?)\s*[:：]", "line"),
+    _strong("[SYSTEM]", M, r"^[ \t]*\[\s*(?-i:SYSTEM|SYS|ADMIN|DEVELOPER)(?:\s+\w+)?\s*\]|<\|[^|>\n]{1,30}\|>|<<\s*/?\s*SYS\s*>>|"
+            r"\[\s*/?\s*INST\s*\]", "line", in_code=False),
+    _weak("<system>", M, r"<\s*/?\s*(?:system|sys|instructions?|admin|developer)\s*>"),
+    _weak("SYSTEM:", M, r"^[ \t>*#\-]*(?:\*\*|__)?\s*(?:system|admin|administrator|developer|operator|moderator)\s*"
+          r"(?:\*\*|__)?\s*[:：]|^[ \t]*#{1,6}\s*system\b|(?-i:\bSYSTEM\s+MESSAGE\b)", "line"),
+    _weak("new task:", M, r"^[ \t]*(?:new\s+)?(?:task|instructions?|rules)\s*[:：]", "line"),
+)
