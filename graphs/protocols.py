@@ -29,6 +29,9 @@ class LLMCall:
     #: prompt tokens the server reused from its prompt cache (llama.cpp ``cache_n``, OpenAI and
     #: vLLM ``usage.prompt_tokens_details.cached_tokens``); evaluated = input_tokens - this
     cached_tokens: int = 0
+    #: milliseconds from the request to the first streamed token; None when the call did not
+    #: stream (batch calls do not; a live session's agent reply does)
+    ttft_ms: float | None = None
 
     def all_attempts(self) -> list["LLMCall"]:
         """The failed attempts, then this one."""

@@ -24,6 +24,7 @@ from harness.config import Config, RetryConfig
 from harness.datasets import Dataset
 from harness.figures import interaction_figures, score_row
 from harness.judges import judge_complexity, judgment_row
+from harness.manipulation import turn_record
 from harness.preprocess import preprocessed_text
 from harness.scoring import SCORER_VERSION
 from store import StoreReader, StoreWriter
@@ -34,7 +35,7 @@ def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[st
     return {"interaction_id": interaction_id, "turn_index": turn_index, "role": c.role,
             "purpose": c.purpose, "model": c.model, "input_tokens": c.input_tokens,
             "output_tokens": c.output_tokens, "cached_tokens": c.cached_tokens,
-            "latency_ms": c.latency_ms, "cost": c.cost, "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
+            "ttft_ms": c.ttft_ms, "latency_ms": c.latency_ms, "cost": c.cost, "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
             "backoff_s": c.backoff_s}
 
 
@@ -62,6 +63,9 @@ class StoreTurnSink:
         agent_calls = [c for c in agent.calls if c.role == "agent"]
         calls = [*user.calls, *agent.calls, *(c for j in judgments for c in j.calls)]
         extra = {k: v for k, v in (("user", user.extra), ("agent", agent.extra)) if v}
+        # what the manipulation rules found in each message (the judges saw it neutralised
+        # when the defence was on; the messages themselves are stored as written)
+        extra["manipulation"] = turn_record(user.text, agent.text)
         self.writer.save_turn(
             {"interaction_id": interaction_id, "turn_index": turn_index,
              "user_message": user.text, "agent_message": agent.text,
@@ -71,7 +75,7 @@ class StoreTurnSink:
              "input_tokens": sum(c.input_tokens for c in agent_calls),
              "output_tokens": sum(c.output_tokens for c in agent_calls),
              "cost": cost, "latency_ms": latency_ms,
-             "extra_json": json.dumps(extra) if extra else None},
+             "extra_json": json.dumps(extra)},
             [judgment_row(j, interaction_id, turn_index) for j in judgments],
             call_rows(calls, interaction_id, turn_index),
         )

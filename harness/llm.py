@@ -13,8 +13,10 @@ import os
 from time import perf_counter
 from typing import Any, Callable, Sequence
 
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables.config import RunnableConfig, ensure_config
 from langchain_openai import ChatOpenAI
 
 from graphs.protocols import LLMCall
@@ -95,9 +97,9 @@ class RoleClient:
         earlier: list[LLMCall] = []
         for attempt in range(1, policy.max_attempts + 1):
             breaker.check()
-            started = perf_counter()
+            started, first = perf_counter(), _FirstToken()
             try:
-                msg: AIMessage = await runnable.ainvoke(list(messages))
+                msg: AIMessage = await runnable.ainvoke(list(messages), _with_handler(first))
                 if not msg.content and not msg.tool_calls:
                     raise EmptyReplyError("the endpoint returned an empty reply")
             except Exception as exc:
@@ -138,6 +140,7 @@ class RoleClient:
                 self.role, purpose, self.spec.model, tin, tout, (perf_counter() - started) * 1000,
                 cost=(tin * self.spec.input_price_per_mtok + tout * self.spec.output_price_per_mtok) / 1e6,
                 attempt=attempt, earlier_attempts=earlier, cached_tokens=min(cached, tin),
+                ttft_ms=None if first.at is None else (first.at - started) * 1000,
             )
             return msg, call
         raise AssertionError("unreachable: the loop returns or raises")
@@ -152,6 +155,33 @@ class RoleClient:
 
 
 RoleFactory = Callable[[str], RoleClient]
+
+
+class _FirstToken(AsyncCallbackHandler):
+    """Notes when a streamed completion's first token arrives. It does not make a call stream:
+    a call streams when the caller streams (a live session's ``graph.astream``), and only then
+    does ``on_llm_new_token`` fire."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    async def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        if self.at is None and token:
+            self.at = perf_counter()
+
+
+def _with_handler(handler: AsyncCallbackHandler) -> RunnableConfig:
+    """The current run's config (a LangGraph node's callbacks, which stream its messages) with
+    ``handler`` added: a config's callbacks replace the inherited ones, so they are copied."""
+    callbacks = ensure_config().get("callbacks")
+    if callbacks is None:
+        callbacks = [handler]
+    elif isinstance(callbacks, list):
+        callbacks = [*callbacks, handler]
+    else:  # a callback manager
+        callbacks = callbacks.copy()
+        callbacks.add_handler(handler, inherit=False)
+    return {"callbacks": callbacks}
 
 
 YES_TOKENS = ("yes",)

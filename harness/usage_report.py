@@ -1,6 +1,7 @@
 """The run report's model-usage sections: per role, and per turn and role, the calls, the
 prompt tokens the server evaluated and those it reused from its prompt cache, the generated
-tokens and the seconds (docs/selfscore.md, "What a turn costs")."""
+tokens, the seconds, and for streamed calls (a live session's agent replies) the mean time to the
+first token (docs/selfscore.md, "What a turn costs")."""
 from __future__ import annotations
 
 from store import StoreReader
@@ -15,12 +16,15 @@ def usage_lines(reader: StoreReader, run_id: str) -> list[str]:
     (per turn index and role, summed over the run's conversations; turn "-" is the work done
     before turn 1: problem extraction and complexity)."""
     lines = ["", "## Model calls", "",
-             "| role | model | calls | prompt tokens | evaluated | cached | generated | s | errors |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| role | model | calls | prompt tokens | evaluated | cached | generated | s | "
+             "first token s | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in reader.llm_call_totals(run_id):
         evaluated = (c["input_tokens"] or 0) - (c["cached_tokens"] or 0)
+        first = f"{_s(c['ttft_ms'])} ({c['streamed']} streamed)" if c["streamed"] else "-"
         lines.append(f"| {c['role']} | {c['model']} | {c['calls']} | {c['input_tokens']} | {evaluated} | "
-                     f"{c['cached_tokens']} | {c['output_tokens']} | {_s(c['latency_ms'])} | {c['errors']} |")
+                     f"{c['cached_tokens']} | {c['output_tokens']} | {_s(c['latency_ms'])} | {first} | "
+                     f"{c['errors']} |")
     rows = reader.llm_call_totals(run_id, by_turn=True)
     if not rows:
         return lines

@@ -92,7 +92,8 @@ class StoreReader:
 
     def llm_call_totals(self, run_id: str, by_turn: bool = False) -> list[dict[str, Any]]:
         """Calls, prompt tokens (all, and those the server's cache reused), generated tokens,
-        seconds and errors of a run per role and model; ``by_turn``: per turn index as well
+        seconds, streamed calls and their mean ms to the first token, and errors of a run per
+        role and model; ``by_turn``: per turn index as well
         (turn None: calls made before the first turn, e.g. problem extraction)."""
         turn = "c.turn_index AS turn_index, " if by_turn else ""
         group = ", c.turn_index" if by_turn else ""
@@ -101,6 +102,7 @@ class StoreReader:
             "COUNT(DISTINCT c.interaction_id) AS interactions, SUM(c.input_tokens) AS input_tokens, "
             "SUM(COALESCE(c.cached_tokens, 0)) AS cached_tokens, "
             "SUM(c.output_tokens) AS output_tokens, SUM(c.latency_ms) AS latency_ms, "
+            "COUNT(c.ttft_ms) AS streamed, AVG(c.ttft_ms) AS ttft_ms, "
             "SUM(c.error IS NOT NULL) AS errors FROM llm_calls c JOIN interactions i "
             f"ON i.id=c.interaction_id WHERE i.run_id=? GROUP BY c.role, c.model{group} "
             f"ORDER BY {'c.turn_index IS NOT NULL, c.turn_index, ' if by_turn else ''}c.role", (run_id,),

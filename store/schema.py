@@ -78,6 +78,8 @@ _TABLES: dict[str, dict] = {
             "cost": float, "error": str, "created_at": str,
             # of input_tokens, those the server reused from its prompt cache (not evaluated)
             "cached_tokens": int,
+            # milliseconds to the first streamed token (None: the call did not stream)
+            "ttft_ms": float,
             # retries: the attempt number, the server's Retry-After and the wait after a failure
             "attempt": int, "retry_after_s": float, "backoff_s": float,
         },

@@ -186,3 +186,45 @@ def test_unclassified_errors_are_bugs_not_endpoint_failures():
     breaker = CircuitBreaker("e", failures=1)
     breaker.call_failed(f)
     assert not breaker.is_open
+
+
+def test_time_to_first_token_is_recorded_when_the_caller_streams_and_only_then(upstream):
+    """A live session streams the agent's reply through ``graph.astream(stream_mode="messages")``:
+    the call record gets the time to the first token, and the stream still reaches the caller. A
+    plain call (a batch) does not stream and has none."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    client = client_at(upstream.base_url)
+
+    class State(TypedDict, total=False):
+        calls: list
+
+    async def node(state: State) -> State:
+        _, record = await client.invoke([HumanMessage("My printer is offline.")], "agent:reply")
+        return {"calls": [record]}
+
+    builder = StateGraph(State)
+    builder.add_node("reply", node)
+    builder.add_edge(START, "reply")
+    builder.add_edge("reply", END)
+    graph = builder.compile()
+
+    async def streamed():
+        chunks, final = [], None
+        async for mode, chunk in graph.astream({}, stream_mode=["messages", "values"]):
+            if mode == "messages":
+                chunks.append(chunk[0].content)
+            else:
+                final = chunk
+        return chunks, final["calls"][0]
+
+    chunks, record = asyncio.run(streamed())
+    assert len([c for c in chunks if c]) > 1          # the reply still streams to the caller
+    assert upstream.requests[-1].get("stream") is True
+    assert record.ttft_ms is not None and 0 < record.ttft_ms <= record.latency_ms
+    assert record.output_tokens > 0                   # usage of a streamed call is counted too
+
+    _, plain = asyncio.run(client.invoke([HumanMessage("My printer is offline.")], "agent:reply"))
+    assert not upstream.requests[-1].get("stream") and plain.ttft_ms is None

@@ -105,3 +105,9 @@ def test_python_app_py_answers_two_messages_in_a_browser_and_stops_on_sigterm(ap
     for t in turns:  # both replies were stored, and shown on the page
         reply = plain(t["agent_message"])
         assert len(reply) > 20 and " ".join(reply.split()[:5]) in shown, (reply, chat)
+    # the replies streamed: each agent call records its time to the first token
+    agent_calls = [c for c in reader.db.query(
+        "SELECT ttft_ms, latency_ms FROM llm_calls WHERE interaction_id=? AND role='agent' AND error IS NULL",
+        (interaction["id"],))]
+    assert len(agent_calls) >= 2 and all(c["ttft_ms"] and 0 < c["ttft_ms"] < c["latency_ms"] for c in agent_calls)
+    print("time to first token (ms):", [round(c["ttft_ms"]) for c in agent_calls])
