@@ -35,7 +35,10 @@ _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
 _SUCCESS_RE = re.compile(
     r"\b(?:works?|working|worked|fixed|solved|resolved|did it|did the trick|gone|"
     r"(?:is|are) back|shows? up|appears?|loads?|prints?|connects?|connected|mounts?|mounted)\b"
-    r"|\bnow (?:i (?:have|can|see|get)|it|the|my|they)\b|\b(?:can|could) now\b", re.I)
+    r"|\bnow,? (?:i (?:have|can|see|get)|it|the|my|they)\b|\b(?:can|could) now\b", re.I)
+# "the installation was successful": the problem's end when nothing in the message says it
+# persists (a step can succeed while the problem stays: "it ran successfully but still no sound")
+_SUCCEEDED_RE = re.compile(r"\b(?:successful(?:ly)?|succeeded)\b", re.I)
 _NEGATION_RE = re.compile(r"(?:\bnot\b|n't\b|\bno longer\b|\bnever\b|\bstill\b|\bnothing\b|"
                           r"\bsame (?:error|problem)\b|\bif\b|\bwhether\b|\bwould\b|\bshould\b|\bwill\b|\bhope\b)", re.I)
 
@@ -136,7 +139,10 @@ def claims_success(message: str) -> bool:
     message = _QUOTED_RE.sub("the error", message or "")
     if _SYMPTOM_GONE_RE.search(message):
         return True
-    for m in _SUCCESS_RE.finditer(message):
+    matches = [*_SUCCESS_RE.finditer(message)]
+    if not _PERSIST_RE.search(message):
+        matches += _SUCCEEDED_RE.finditer(message)
+    for m in matches:
         clause_start = max(message.rfind(sep, 0, m.start()) for sep in (".", ",", ";", " but ", "!", "?"))
         clause = message[clause_start + 1: m.end() + 12]
         if not _NEGATION_RE.search(clause):

@@ -270,6 +270,11 @@ async def test_turn_one_is_the_question_without_any_call():
     ("I will check if it prints.", False),
     ("Nothing works.", False),
     ("I installed it. I can now find the package in my application menu.", True),  # seen in a batch
+    # seen in a batch, both missed: the first let a false success through to the solved-check
+    ("I installed xmms-wma. The installation was successful.", True),
+    ("I rebuilt the library. Now, I can play MP3 and FLAC files without any issues.", True),
+    ("The command ran successfully, but I still get no sound.", False),
+    ("The update was not successful.", False),
 ])
 def test_claims_success_in_other_words(text, success):
     assert claims_success(text) is success
