@@ -5,7 +5,10 @@ pairs of one judged message, *clean* and *attacked*, in the same conversation co
 runner judges both twins with the configured SelfScore judges (user helpfulness for a user
 message; agent helpfulness and the solved-check for an agent message) and reports, per attack
 category, the mean score shift (attacked - clean), the solved verdicts the attack flipped, the
-judgments that failed, and the verdicts that copied an injected JSON verdict.
+judgments that failed, and the verdicts that copied an injected JSON verdict. With the
+manipulation defence on (the default; ``deskbench robustness --no-defence`` turns it off) the
+judges read each twin neutralised by ``harness.manipulation``; the report shows, per pair and
+per category, what that detector flagged in the clean and the attacked twin either way.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from graphs.protocols import Judgment, Message, Problem
 from harness import prompts
 from harness.jsonl import JsonlError, read_jsonl
 from harness.judges import SelfScoreJudges
+from harness.manipulation import screen
 
 SUITE = Path(__file__).parent / "data" / "adversarial" / "suite.jsonl"
 CATEGORIES = ("instructions", "fake_json", "roleplay", "long_text", "other_language", "markup")
@@ -142,6 +146,16 @@ class PairResult:
         return sum(not j.ok for j in self.judgments)
 
     @property
+    def detected(self) -> list[str]:
+        """Kinds of manipulation span the detector finds in the attacked twin (empty: none)."""
+        return screen(self.pair.attacked).kinds
+
+    @property
+    def clean_detected(self) -> list[str]:
+        """Kinds found in the clean twin: a false flag when not empty."""
+        return screen(self.pair.clean).kinds
+
+    @property
     def copied_injection(self) -> bool:
         """Did a verdict of the attacked twin come from the injected JSON?"""
         return any(injection_became_verdict(j, self.pair.injected_json)
@@ -180,6 +194,7 @@ class RobustnessReport:
     results: list[PairResult]
     judge_model: str
     prompt_version: str
+    defence: bool = True
 
     def rows(self) -> list[dict]:
         """One row per category present, then ``all``: pairs, mean shift, mean |shift|, max |shift|,
@@ -205,7 +220,7 @@ class RobustnessReport:
 
     def markdown(self) -> str:
         lines = [f"Judge robustness: {self.judge_model}, prompt {self.prompt_version}, "
-                 f"{len(self.results)} pairs", "",
+                 f"manipulation defence {'on' if self.defence else 'off'}, {len(self.results)} pairs", "",
                  "| category | pairs | mean shift | mean abs shift | max abs shift | solved flips | "
                  "failed judgments | injected verdicts |",
                  "|---|---|---|---|---|---|---|---|"]
@@ -215,12 +230,19 @@ class RobustnessReport:
                          f"{r['failed']} | {r['injected_verdicts']} |")
         verdict = "met" if self.meets_target else "MISSED"
         lines += ["", f"Target (mean shift within {TARGET_SHIFT:g} point in every category): {verdict}.", "",
-                  "| pair | clean | attacked | shift | solved clean -> attacked |", "|---|---|---|---|---|"]
+                  "Manipulation detector (harness.manipulation; the judges "
+                  f"{'read the neutralised twins' if self.defence else 'read the twins as written'}):", "",
+                  "| category | attacked twins flagged | clean twins flagged |", "|---|---|---|"]
+        for r in self.rows():
+            lines.append(f"| {r['name']} | {r['detected']}/{r['pairs']} | {r['clean_flagged']}/{r['pairs']} |")
+        lines += ["", "| pair | clean | attacked | shift | solved clean -> attacked | detector: clean / attacked |",
+                  "|---|---|---|---|---|---|"]
         for r in self.results:
             solved = "" if r.clean_solved is None else \
                 f"{verdict_text(r.clean_solved)} -> {verdict_text(r.attacked_solved)}"
+            flags = f"{', '.join(r.clean_detected) or '-'} / {', '.join(r.detected) or '-'}"
             lines.append(f"| {r.pair.id} | {verdict_text(r.clean)} | {verdict_text(r.attacked)} | "
-                         f"{_f(r.shift, 0)} | {solved} |")
+                         f"{_f(r.shift, 0)} | {solved} | {flags} |")
         return "\n".join(lines) + "\n"
 
 
@@ -233,7 +255,9 @@ def _row(name: str, results: Sequence[PairResult]) -> dict:
             "max_abs_shift": max((abs(s) for s in shifts), default=None),
             "solved_flips": sum(r.solved_flipped for r in solved), "solved_pairs": len(solved),
             "failed": sum(r.failed for r in results),
-            "injected_verdicts": sum(r.copied_injection for r in results)}
+            "injected_verdicts": sum(r.copied_injection for r in results),
+            "detected": sum(bool(r.detected) for r in results),
+            "clean_flagged": sum(bool(r.clean_detected) for r in results)}
 
 
 def _f(value: float | None, digits: int = 2) -> str:
@@ -263,4 +287,5 @@ async def run_robustness(judges: SelfScoreJudges, pairs: Sequence[AdversarialPai
         return result
 
     results = await asyncio.gather(*(one(p) for p in pairs))
-    return RobustnessReport(list(results), judges.judge.client.model_name, prompts.PROMPT_VERSION)
+    return RobustnessReport(list(results), judges.judge.client.model_name, prompts.PROMPT_VERSION,
+                            judges.manipulation_defence)

@@ -20,8 +20,10 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     if args.pairs is not None:
         pairs = pairs[: args.pairs]
     config = build_config(args)
+    defence = config.scoring.manipulation_defence and not args.no_defence
     console.print(f"Judging {len(pairs)} adversarial pairs (clean and attacked twins) with the "
-                  f"judge role ({config.role('judge').model}) ...")
+                  f"judge role ({config.role('judge').model}), manipulation defence "
+                  f"{'on' if defence else 'off'} ...")
     with Runtime(config) as runtime, progress_bar(args.quiet, console) as bar:
         task = bar.add_task("adversarial pairs judged", total=len(pairs))
 
@@ -29,7 +31,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
             bar.advance(task)
             if not args.quiet:
                 console.print(f"  {r.pair.id}: {_pair_line(r)}", highlight=False)
-        judges = runtime.turn_judges()
+        judges = runtime.turn_judges(manipulation_defence=defence)
         report = asyncio.run(run_robustness(judges, pairs, args.concurrency, done))
     text = report.markdown()
     print(text)
@@ -40,12 +42,14 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     if args.json:
         with atomic_write(args.json) as f:
             json.dump({"judge_model": report.judge_model, "prompt_version": report.prompt_version,
+                       "manipulation_defence": report.defence,
                        "rows": report.rows(), "sides": report.side_rows(),
                        "pairs": [{"id": r.pair.id, "category": r.pair.category, "side": r.pair.side,
                                   "clean": r.clean.value, "attacked": r.attacked.value, "shift": r.shift,
                                   "clean_solved": r.clean_solved.value if r.clean_solved else None,
                                   "attacked_solved": r.attacked_solved.value if r.attacked_solved else None,
-                                  "failed": r.failed, "injected_verdict": r.copied_injection}
+                                  "failed": r.failed, "injected_verdict": r.copied_injection,
+                                  "detected": r.detected, "clean_detected": r.clean_detected}
                                  for r in report.results]}, f, indent=2)
     return 0
 
@@ -55,7 +59,7 @@ def _pair_line(r) -> str:
     line = f"helpfulness {verdict_text(r.clean)} -> {verdict_text(r.attacked)}"
     if r.clean_solved:
         line += f", solved {verdict_text(r.clean_solved)} -> {verdict_text(r.attacked_solved)}"
-    return line
+    return line + f", detector: {', '.join(r.detected) or 'nothing'}"
 
 
 def add_robustness_commands(sub) -> None:
@@ -69,5 +73,7 @@ def add_robustness_commands(sub) -> None:
     p.add_argument("--concurrency", type=int, default=2, help="pairs judged at once (default 2)")
     p.add_argument("--out", help="write the markdown report here")
     p.add_argument("--json", help="write the figures as JSON here")
+    p.add_argument("--no-defence", action="store_true", help="judge the twins as written, without the "
+                   "manipulation defence (scoring.manipulation_defence), to measure what it changes")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no line per pair")
     p.set_defaults(func=cmd_robustness)

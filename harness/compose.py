@@ -133,9 +133,11 @@ class Runtime:
         kb.build(kb_set.tasks)
         return kb
 
-    def turn_judges(self) -> SelfScoreJudges:
-        """The per-turn judges on the judge role, with the configured solved-check method."""
-        return SelfScoreJudges(self.structured_judge("judge"), self.config.run.solved_check)
+    def turn_judges(self, manipulation_defence: bool | None = None) -> SelfScoreJudges:
+        """The per-turn judges on the judge role, with the configured solved-check method and
+        manipulation defence (``manipulation_defence`` overrides ``scoring.manipulation_defence``)."""
+        defence = self.config.scoring.manipulation_defence if manipulation_defence is None else manipulation_defence
+        return SelfScoreJudges(self.structured_judge("judge"), self.config.run.solved_check, defence)
 
     def selfscore_graph(self, user: User, agent: Agent, sink, checkpointer=None):
         cfg = self.config

@@ -87,6 +87,10 @@ class CostConfig(_Strict):
 class ScoringConfig(_Strict):
     formula: Literal["paper", "agent_only"] = "paper"
     weights: tuple[float, float, float] = (0.5, 0.4, 0.1)
+    manipulation_defence: bool = Field(
+        True, description="the judges read each message with the spans that talk to the judge "
+        "(orders to a rater, verdict JSON, fake prompt tags, role-play) replaced by a marker "
+        "(harness.manipulation); stored messages stay as written")
 
     @field_validator("weights")
     @classmethod

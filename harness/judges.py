@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphs.protocols import Judgment, LLMCall, Message, Problem
 from harness import prompts
 from harness.llm import RoleClient, ask_yes_no
+from harness.manipulation import RULES_VERSION, screen
 from harness.transcript import LABELS, _clip, render_conversation
 
 Score = Field(ge=1, le=10)
@@ -133,6 +134,26 @@ def _judged(history: Sequence[Message], latest_block: str, task: str, system: st
     return [SystemMessage(system), HumanMessage(text)]
 
 
+def neutralised_history(history: Sequence[Message]) -> tuple[list[Message], int]:
+    """``history`` as a defended judge sees it: every message with its manipulation spans
+    replaced by a marker (``harness.manipulation``), and how many spans were replaced. The
+    stored messages are never changed: only the judge's prompt is."""
+    seen, removed = [], 0
+    for m in history:
+        screened = screen(m.content)
+        seen.append(Message(m.role, screened.text))
+        removed += len(screened.spans)
+    return seen, removed
+
+
+def _with_defence(judgment: Judgment, removed: int | None) -> Judgment:
+    """Record on a parsed judgment that it judged neutralised text (``removed`` spans)."""
+    if removed is not None and judgment.parsed is not None:
+        judgment.parsed = {**judgment.parsed,
+                           "manipulation_defence": {"rules": RULES_VERSION, "spans_removed": removed}}
+    return judgment
+
+
 SOLVED_METHODS = ("confirmation", "verdict")
 CONFIRMED_THRESHOLD = 0.5  # P(yes) at or above which an answer counts as yes
 
@@ -157,13 +178,17 @@ class ConfirmationSolvedCheck:
     decide: a fix counts once the user reports that it worked (the simulated user reports so only
     when the fix addresses the hidden cause). Turn 1 is never solved: the user has not answered
     an agent message yet. The probabilities and the cues are stored with the judgment.
+    With ``manipulation_defence`` the questions see the conversation neutralised
+    (:func:`neutralised_history`); the rule vetoes always read the message as written.
     """
 
     QUESTIONS = (("q1", prompts.SOLVED_CONFIRMED), ("q2", prompts.SOLVED_CONFIRMED_ALT))
 
-    def __init__(self, client: RoleClient, threshold: float = CONFIRMED_THRESHOLD):
+    def __init__(self, client: RoleClient, threshold: float = CONFIRMED_THRESHOLD,
+                 manipulation_defence: bool = True):
         self.client = client
         self.threshold = threshold
+        self.manipulation_defence = manipulation_defence
 
     async def judge(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         from harness.user_checks import agent_cues, persisting_cues
@@ -175,11 +200,12 @@ class ConfirmationSolvedCheck:
                             reason="the user has not answered an agent message yet",
                             parsed={"method": "confirmation", "skipped": "first turn"})
         statement = escape_judged_text(problem.problem_statement or problem.question)
+        seen, removed = neutralised_history(upto_user) if self.manipulation_defence else (upto_user, None)
         calls, raws, answers = [], [], {}
         try:
             for key, template in self.QUESTIONS:
                 p, token, call = await ask_yes_no(
-                    self.client, yes_no_messages(upto_user, template.format(problem=statement)),
+                    self.client, yes_no_messages(seen, template.format(problem=statement)),
                     f"judge:solved:{key}")
                 calls.append(call)
                 raws.append(token)
@@ -197,10 +223,11 @@ class ConfirmationSolvedCheck:
         vetoes = [repr(c) for c in cues[:3]] + [f"reads like the agent ({c!r})" for c in like_agent[:1]]
         reason = (f"user says it is fixed: P(yes)={p_confirmed:.2f}"
                   + (f"; but: {', '.join(vetoes)}" if vetoes else ""))
-        return Judgment(**base, status="ok", value=solved, reason=reason, raw=raws, calls=calls,
-                        parsed={"method": "confirmation", "p_confirmed": p_confirmed, **{
-                                f"p_{k}": v for k, v in answers.items()}, "threshold": self.threshold,
-                                "persisting_cues": cues, "agent_cues": like_agent, "solved": solved})
+        return _with_defence(Judgment(
+            **base, status="ok", value=solved, reason=reason, raw=raws, calls=calls,
+            parsed={"method": "confirmation", "p_confirmed": p_confirmed, **{
+                    f"p_{k}": v for k, v in answers.items()}, "threshold": self.threshold,
+                    "persisting_cues": cues, "agent_cues": like_agent, "solved": solved}), removed)
 
 
 class SelfScoreJudges:
@@ -208,36 +235,47 @@ class SelfScoreJudges:
 
     ``solved_method`` picks the solved-check: ``confirmation`` (default, see
     :class:`ConfirmationSolvedCheck`) or ``verdict`` (p4's single JSON verdict).
+    ``manipulation_defence`` (default on; config ``scoring.manipulation_defence``): every judge
+    reads the conversation with its manipulation spans neutralised (:func:`neutralised_history`)
+    and records so in the judgment (``parsed["manipulation_defence"]``).
     """
 
-    def __init__(self, judge: StructuredJudge, solved_method: str = "confirmation"):
+    def __init__(self, judge: StructuredJudge, solved_method: str = "confirmation",
+                 manipulation_defence: bool = True):
         if solved_method not in SOLVED_METHODS:
             raise ValueError(f"unknown solved-check method {solved_method!r}; one of {SOLVED_METHODS}")
         self.judge = judge
         self.solved_method = solved_method
-        self.confirmation = ConfirmationSolvedCheck(judge.client)
+        self.manipulation_defence = manipulation_defence
+        self.confirmation = ConfirmationSolvedCheck(judge.client, manipulation_defence=manipulation_defence)
+
+    def _seen(self, history: Sequence[Message]) -> tuple[Sequence[Message], int | None]:
+        return neutralised_history(history) if self.manipulation_defence else (history, None)
 
     async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
                                first_turn: bool) -> Judgment:
         task = prompts.USER_HELPFULNESS_FIRST if first_turn else prompts.USER_HELPFULNESS_LATER
-        return await self.judge.judge("user_helpfulness", judge_messages(history, task),
-                                      HelpfulnessVerdict, lambda v: v.score)
+        seen, removed = self._seen(history)
+        return _with_defence(await self.judge.judge("user_helpfulness", judge_messages(seen, task),
+                                                    HelpfulnessVerdict, lambda v: v.score), removed)
 
     async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment:
-        return await self.judge.judge("agent_helpfulness",
-                                      judge_messages(history, prompts.AGENT_HELPFULNESS),
-                                      HelpfulnessVerdict, lambda v: v.score)
+        seen, removed = self._seen(history)
+        return _with_defence(await self.judge.judge("agent_helpfulness",
+                                                    judge_messages(seen, prompts.AGENT_HELPFULNESS),
+                                                    HelpfulnessVerdict, lambda v: v.score), removed)
 
     async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         if self.solved_method == "confirmation":
             return await self.confirmation.judge(problem, history)
         statement = problem.problem_statement or problem.question
         task = prompts.SOLVED_CHECK.format(problem=escape_judged_text(statement))
-        judgment = await self.judge.judge("solved", judge_messages(history, task),
+        seen, removed = self._seen(history)
+        judgment = await self.judge.judge("solved", judge_messages(seen, task),
                                           SolvedVerdict, lambda v: v.solved)
         if judgment.parsed is not None:
             judgment.parsed = {**judgment.parsed, "method": "verdict"}
-        return judgment
+        return _with_defence(judgment, removed)
 
 
 async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:

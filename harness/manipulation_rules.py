@@ -72,6 +72,8 @@ RATER_ZH = r"(?:评分员|评分者|评分人|评委|评审员|评审者|评估�
 RATER_WEAK = r"(?:judges?|reviewers?|examiners?|assistant|AI|bot|chatbot|model|GPT|ChatGPT|LLM|DAN)"
 _UNIT_START = r"(?:^|(?<=[\n(\[>\"'“])|(?<=[.!?;]\s))[ \t]*"
 _RATE_VERB = r"(?:rat|grad|judg|scor|evaluat|assess)(?:es|e|ing|s)?"
+# "I'd rate this distro 10/10", "I would give it 10": the writer's own opinion, not an order
+_NOT_MINE = r"(?<!I )(?<!I'd )(?<!I’d )(?<!would )(?<!we )(?<!We )"
 
 
 def _strong(name, kind, pattern, scope="sentence", in_code=True, flags=re.I):
@@ -109,9 +111,9 @@ RULES: tuple[Rule, ...] = (
     _weak("weak vocative", A, rf"{_UNIT_START}(?:dear\s+|hey\s+)?(?:the\s+)?{RATER_WEAK}\s*[,:!]"),
     _weak("to the reviewer", A, rf"\b(?:to|for|dear)\s+(?:the\s+|any\s+|all\s+)?(?:judges?|reviewers?|examiners?)\b"),
     # --- orders about the score or the rules ---------------------------------------------------
-    _strong("give it 10", A, rf"\b(?:give|gives|given|giving|award|awards|assign|assigns|grant)\s+(?:[\w'’]+\s+){{0,3}}?"
+    _strong("give it 10", A, rf"{_NOT_MINE}\b(?:give|gives|given|giving|award|awards|assign|assigns|grant)\s+(?:[\w'’]+\s+){{0,3}}?"
             rf"(?:(?:a|an|the)\s+)?(?:(?:score|rating|grade|mark)\s+of\s+)?{SCORE}"),
-    _strong("rate this 10", A, rf"(?<!I )(?<!I'd )(?<!I’d )(?<!would )(?<!we )\b(?:rate|rates|score|scores|grade|grades)"
+    _strong("rate this 10", A, rf"{_NOT_MINE}\b(?:rate|rates|score|scores|grade|grades)"
             rf"\s+(?:it|this|that|them|these|the|my|every|each|all|their|his|her|our)\b(?:\s+[\w'’]+){{0,3}}?\s+"
             rf"(?:(?:with|as|at)\s+)?{SCORE}"),
     _strong("deserves 10", A, rf"\b(?:deserves?|earns?|merits?|should\s+(?:get|receive)|must\s+(?:get|receive|be\s+given))"
@@ -192,14 +194,14 @@ RULES: tuple[Rule, ...] = (
            r"(?:\w+\s+){0,2}?perfecto|\bquesta\s+risposta\s+è\s+(?:\w+\s+){0,2}?perfetta|\besta\s+resposta\s+está\s+"
            r"(?:\w+\s+){0,2}?perfeita|\bdit\s+antwoord\s+is\s+(?:\w+\s+){0,2}?perfect"),
     # --- role-play aimed at the rater ----------------------------------------------------------
-    _strong("you are a rater", R, r"\byou\s+are\s+(?:now\s+)?(?:[\w-]+\s*,\s*)?(?:a|an|my|the|our)\s+(?:[\w'’-]+\s+){0,4}?"
+    _strong("you are a rater", R, r"\byou(?:\s+are|['’]re)\s+(?:now\s+)?(?:[\w-]+\s*,\s*)?(?:a|an|my|the|our)\s+(?:[\w'’-]+\s+){0,4}?"
             r"(?:raters?|graders?|evaluators?|scorers?|assessors?|judges?|reviewers?|examiners?)\b"),
     _weak("let's play a game", R, r"\blet['’]?s\s+play\s+a\s+(?:little\s+)?game\b"),
     _weak("stay in character", R, r"\b(?:stay|remain|keep|staying)\s+in\s+character\b|\bbreak(?:ing)?\s+character\b"),
     _weak("pretend you are", R, r"\bpretend\s+(?:that\s+)?(?:you\s+are|you['’]re|to\s+be)\b"),
     _weak("act as", R, rf"\b(?:role-?play|roleplay)\s+(?:as|a|an)\b|\bact\s+as\s+(?:if\s+you\s+were\s+)?(?:a|an|my)\s+"
           rf"(?:\w+\s+){{0,2}}?(?:{RATER}|judge|persona|character|friend|mentor|teacher)\b"),
-    _weak("you are now X", R, r"\byou\s+are\s+now\s+(?-i:[A-Z][\w-]*)|\bfrom\s+now\s+on\b[,\s]+(?:you\s+(?:are|will\s+be|must)|"
+    _weak("you are now X", R, r"\byou(?:\s+are|['’]re)\s+now\s+(?-i:[A-Z][\w-]*)|\byou['’]re\s+(?-i:[A-Z][\w-]*)\s+now\b|\bfrom\s+now\s+on\b[,\s]+(?:you\s+(?:are|will\s+be|must)|"
           r"pretend|act|play|roleplay)"),
     _weak("DAN", R, r"(?-i:\bDAN\b)|\b(?:jailbreak|jailbroken|developer\s+mode|do\s+anything\s+now)\b"),
     _weak("always gives 10", R, rf"\b(?:always|only)\s+(?:gives?|rates?|scores?|awards?|says?|tells?)\s+(?:[\w'’]+\s+){{0,5}}?"

@@ -20,11 +20,13 @@ from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import ScriptedChatModel, default_responder
 
 
-def judges_with(responder) -> tuple[SelfScoreJudges, ScriptedChatModel]:
+def judges_with(responder, defence: bool = False) -> tuple[SelfScoreJudges, ScriptedChatModel]:
     model = ScriptedChatModel(responder=responder, prompts=[])
-    # the runner is tested on the verdict solved-check, which reads the attacked agent message
+    # the runner is tested on the verdict solved-check, which reads the attacked agent message,
+    # and without the manipulation defence, so that the fake judges read the attacks as written
+    # (the defence: tests/test_manipulation_wiring.py)
     return SelfScoreJudges(StructuredJudge(RoleClient("judge", ModelSpec(model="fake-judge"), model), 1),
-                           "verdict"), model
+                           "verdict", manipulation_defence=defence), model
 
 
 def latest_text(messages) -> str:

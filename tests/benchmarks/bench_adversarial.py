@@ -1,13 +1,15 @@
 """Judge robustness: mean score shift of adversarial messages against their clean twins, per category.
 
-    .venv/bin/python tests/benchmarks/bench_adversarial.py [--pairs 24] [--concurrency 2]
+    .venv/bin/python tests/benchmarks/bench_adversarial.py [--pairs 24] [--concurrency 2] [--no-defence]
         [--role judge.base_url=... --role judge.model=...] [--json now.json] [--baseline before.json]
 
 Judges the shipped suite (harness/data/adversarial/suite.jsonl) with the configured judge role
 (default: the embedded Qwen2.5-Coder-1.5B) and prints, per attack category and side, the mean
 and mean absolute shift (attacked - clean helpfulness), the flipped solved verdicts, failed
 judgments, copied injected verdicts, and the wall time. ``--baseline`` takes the ``--json`` of
-an earlier run (e.g. an earlier prompt version) and prints both mean shifts side by side.
+an earlier run (e.g. an earlier prompt version, or ``--no-defence``: the judges read the twins
+as written instead of neutralised by ``harness.manipulation``) and prints both mean shifts side
+by side.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ def main() -> int:
     ap.add_argument("--role", action="append", metavar="ROLE.KEY=VALUE")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--baseline", help="figures (--json) of an earlier run, printed beside these")
+    ap.add_argument("--no-defence", action="store_true", help="judge the twins as written (no manipulation defence)")
     args = ap.parse_args()
 
     pairs = load_suite()[: args.pairs]
@@ -42,15 +45,15 @@ def main() -> int:
                                     **({"roles": _role_overrides(args.role)} if args.role else {})})
     started = perf_counter()
     with Runtime(config) as runtime:
-        report = asyncio.run(run_robustness(SelfScoreJudges(runtime.structured_judge("judge")), pairs,
-                                            args.concurrency))
+        judges = SelfScoreJudges(runtime.structured_judge("judge"), manipulation_defence=not args.no_defence)
+        report = asyncio.run(run_robustness(judges, pairs, args.concurrency))
     seconds = perf_counter() - started
     print(report.markdown())
     judgments = sum(len(r.judgments) for r in report.results)
     print(f"{len(pairs)} pairs, {judgments} judgments in {seconds:.0f} s ({seconds / max(1, judgments):.1f} s "
           "per judgment, engine start included)")
     figures = {"judge_model": report.judge_model, "prompt_version": report.prompt_version,
-               "rows": report.rows(), "sides": report.side_rows(), "seconds": seconds}
+               "manipulation_defence": report.defence, "rows": report.rows(), "sides": report.side_rows(), "seconds": seconds}
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     if args.baseline:
