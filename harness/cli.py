@@ -231,8 +231,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         with counting(f"judging {unit}", args.quiet or args.no_judge, console) as on_progress:
             if args.benchmark == "noisytoolbench":
                 from harness.ntb.transcripts import score_ntb_transcripts
+                from harness.embeddings import embedder_for
                 summary = score_ntb_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
                                                 threshold=args.threshold, a2_method=args.a2_method,
+                                                embedder=embedder_for(args.embedding_model),
+                                                ask_match=args.ask_match,
                                                 concurrency=config.run.concurrency, on_progress=on_progress)
             else:
                 summary = score_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
@@ -424,6 +427,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output: JSONL (selfscore) or CSV (noisytoolbench)")
     p.add_argument("--threshold", type=float, default=0.4, help="noisytoolbench: question-match threshold")
     p.add_argument("--a2-method", default="exact-set", choices=["exact-set", "llm-judge"])
+    p.add_argument("--embedding-model", default="minilm", choices=["minilm", "paraphrase-minilm-l3"],
+                   help="noisytoolbench: question-match embeddings")
+    p.add_argument("--ask-match", default="message", choices=["message", "question"],
+                   help="noisytoolbench: compare the whole asking message (thought + question, "
+                        "official) or the question alone")
     p.add_argument("--no-judge", action="store_true", help="never call a judge; missing fields are errors")
     p.add_argument("--formula", choices=["paper", "agent_only"])
     p.add_argument("--quiet", action="store_true", help="no progress bar")

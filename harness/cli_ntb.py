@@ -24,7 +24,9 @@ def ntb_config(args: argparse.Namespace) -> Config:
         ntb = {k: v for k, v in {"categories": args.category, "ids": args.case, "per_category": args.per_category,
                                  "protocol": args.protocol, "threshold": args.threshold,
                                  "a2_method": args.a2_method, "user": args.user,
-                                 "max_steps": args.max_steps}.items() if v is not None}
+                                 "max_steps": args.max_steps, "agent_variant": args.agent_variant,
+                                 "embedding_model": args.embedding_model, "ask_match": args.ask_match,
+                                 "api_fallback": args.api_fallback}.items() if v is not None}
         if args.no_api_simulator:
             ntb["api_simulator"] = False
         config = build_config(args, {"concurrency": args.concurrency, "name": args.name}, {"ntb": ntb})
@@ -114,12 +116,24 @@ def add_ntb_commands(sub) -> None:
     p.add_argument("--per-category", type=int, help="first N cases of each category")
     p.add_argument("--protocol", choices=["auto", "text", "native"],
                    help="agent protocol (auto: JSON text protocol for embedded models, tool calls otherwise)")
+    p.add_argument("--agent-variant", choices=["current", "awn", "no-ask"],
+                   help="agent prompt: current (default), awn (the paper's Ask-when-Needed), "
+                        "no-ask (asking not offered: the paper's runs without asking)")
+    p.add_argument("--embedding-model", choices=["minilm", "paraphrase-minilm-l3"],
+                   help="question-match embeddings (paraphrase-minilm-l3: pip install -e '.[ntb-embeddings]')")
+    p.add_argument("--ask-match", choices=["message", "question"],
+                   help="what is compared with the anticipated question: the whole asking message "
+                        "(default, as the official code) or the question alone")
+    p.add_argument("--api-fallback", choices=["examples-first", "simulator-first"],
+                   help="after a recorded response: response example/template first (default), "
+                        "or the api_simulator role first")
     p.add_argument("--threshold", type=float, help="question-match cosine threshold (official code 0.4, paper 0.8)")
     p.add_argument("--a2-method", choices=["exact-set", "llm-judge"])
     p.add_argument("--max-steps", type=int, help="steps per case (official: 12)")
     p.add_argument("--user", choices=["embedding", "llm"], help="llm: the user words the clarification")
     p.add_argument("--no-api-simulator", action="store_true",
-                   help="never let an LLM simulate an API without a recorded response")
+                   help="never let the api_simulator role simulate an API (no recorded response, "
+                        "no example: an error observation)")
     p.add_argument("--concurrency", type=int)
     p.add_argument("--name")
     p.add_argument("--resume", metavar="RUN")

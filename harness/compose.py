@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from langchain_core.language_models import BaseChatModel
 
 from graphs.protocols import Agent, LLMCall, User
 from graphs.selfscore import build_selfscore_graph
-from harness.config import Config, ConfigError, ModelSpec
+from harness.config import NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
 from harness.cost import AgentTurnCost
 from harness.engine import EngineManager
 from harness.judges import SelfScoreJudges, StructuredJudge
@@ -42,9 +42,13 @@ class Runtime:
         model.disable_streaming = role != "agent"
         return model
 
-    def check_models(self) -> None:
+    def check_models(self, roles: Iterable[str] | None = None) -> None:
         """Assemble and verify every embedded model the roles use, so that a missing or broken
         model is reported before a run stores anything (fast once assembled).
+
+        Args:
+            roles: the roles to check; default every role but the NoisyToolBench-only ones
+                (``config.NTB_ONLY_ROLES``), which a NoisyToolBench run names itself.
 
         Raises:
             ModelFileError: naming the model and the install command.
@@ -52,7 +56,8 @@ class Runtime:
         if self._chat_models != self._default_chat_model:
             return  # the caller supplies the chat models (tests, other factories)
         from harness.model_files import ensure_model
-        for model in {spec.model for spec in self.config.roles.values() if spec.embedded}:
+        names = [r for r in self.config.roles if r not in NTB_ONLY_ROLES] if roles is None else roles
+        for model in {self.config.role(r).model for r in names if self.config.role(r).embedded}:
             ensure_model(model)
 
     def client(self, role: str) -> RoleClient:

@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-ROLES = ("agent", "user", "judge", "complexity", "extractor")
+ROLES = ("agent", "user", "judge", "complexity", "extractor", "api_simulator")
+NTB_ONLY_ROLES = ("api_simulator",)
+"""Roles only a NoisyToolBench run uses (not checked before a SelfScore run)."""
 DEFAULT_EMBEDDED_MODEL = "qwen2.5-coder-1.5b"
 FAST_EMBEDDED_MODEL = "qwen2.5-coder-0.5b"
 ENV_PREFIX = "DESKBENCH_"
@@ -63,6 +65,9 @@ def _default_roles() -> dict[str, ModelSpec]:
         "judge": ModelSpec(temperature=0.0, max_tokens=160),
         "complexity": ModelSpec(temperature=0.0, max_tokens=200),
         "extractor": ModelSpec(temperature=0.0, max_tokens=120),
+        # NoisyToolBench: writes API responses that nothing offline has (a JSON body up to
+        # ~1,500 characters, hence the larger bound)
+        "api_simulator": ModelSpec(temperature=0.0, max_tokens=400),
     }
 
 
@@ -161,7 +166,21 @@ class NtbConfig(_Strict):
                              "(official code 0.4, paper 0.8)")
     user: Literal["embedding", "llm"] = Field("embedding", description="llm: the user words the clarification")
     a2_method: Literal["exact-set", "llm-judge"] = "exact-set"
-    api_simulator: bool = Field(True, description="LLM-simulated API responses when nothing recorded exists")
+    api_simulator: bool = Field(True, description="the api_simulator role writes API responses "
+                                "that nothing offline has")
+    api_fallback: Literal["examples-first", "simulator-first"] = Field(
+        "examples-first", description="after the recorded response: examples-first = response "
+        "example / template, then the simulator (the method's order); simulator-first = the "
+        "simulator (given the example as the shape), then the example")
+    agent_variant: Literal["current", "awn", "no-ask"] = Field(
+        "current", description="current: today's prompt; awn: the paper's Ask-when-Needed prompt; "
+        "no-ask: asking is not offered (the paper's runs without asking)")
+    embedding_model: Literal["minilm", "paraphrase-minilm-l3"] = Field(
+        "minilm", description="A1 / user question-match embeddings: minilm (all-MiniLM-L6-v2 int8) "
+        "or paraphrase-minilm-l3 (extra `ntb-embeddings`)")
+    ask_match: Literal["message", "question"] = Field(
+        "message", description="text compared with the anticipated question: message = the whole "
+        "asking message (thought and question, as the official code), question = the question only")
     categories: list[Literal["IMKI", "IMR", "IwE", "IBTC"]] = ["IMKI", "IMR", "IwE", "IBTC"]
     ids: list[int | str] | None = Field(None, description="query ids (in every selected category) or keys like IMKI/3")
     per_category: int | None = Field(None, ge=1, description="first N cases of each category")

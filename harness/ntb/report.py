@@ -40,6 +40,10 @@ def text_tables(rows: Sequence[dict[str, Any]]) -> str:
     line("overall (off.)", t["overall"]["official"])
     lines.append("overall: IBTC excluded from A2/A3 (ours); overall (off.): IBTC included as the "
                  "official code does. Steps = every agent action (ask, call, answer).")
+    prov = t["provenance"]
+    lines.append("settings: " + "; ".join(
+        f"{key} {', '.join(str(v) for v in prov.get(key) or []) or 'n/a'}"
+        for key in ("agent_variant", "embedding_model", "threshold", "ask_match")))
     return "\n".join(lines)
 
 
@@ -60,8 +64,10 @@ def export_run(reader: StoreReader, run_id: str, out_dir: Path) -> list[Path]:
 
 
 def _portable(step: dict[str, Any]) -> dict[str, Any]:
-    keep = {"ask": ("type", "text", "reply"), "call": ("type", "name", "arguments", "observation", "source"),
-            "answer": ("type", "text"), "think": ("type", "text")}[step["type"]]
+    # an ask's thought is part of its message (ask_match "message"); a limitation answer scores A3 = 0
+    keep = {"ask": ("type", "text", "thought", "reply"),
+            "call": ("type", "name", "arguments", "observation", "source"),
+            "answer": ("type", "text", "limitation"), "think": ("type", "text")}[step["type"]]
     return {k: step[k] for k in keep if k in step}
 
 

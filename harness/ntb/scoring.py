@@ -15,6 +15,9 @@ Metrics
     ``>= threshold`` (official code: 0.4; the paper: 0.8; :data:`DEFAULT_THRESHOLD` is 0.4).
     The embedding model is whatever ``embedder`` is (default :func:`harness.embeddings.embed`,
     offline MiniLM, not the official ``bert-base-nli-stsb-mean-tokens``); its id is recorded.
+    What is compared (``ask_match``, recorded): ``message`` (default, the official code: the
+    whole assistant message that asks, here the step's ``thought`` and ``text``, see
+    :func:`ask_match_text`) or ``question`` (the question text alone).
 
     **Re**: asks that did not match, plus matching asks after the first match (the official
     counter). Lower is better.
@@ -39,7 +42,9 @@ Metrics
 
     **A3** (0/1): a judge says the final answer fulfils the user's (clarified) intent using
     the API results. Official rule: A3 = 0 when A2 = 0 (no judge call then). No final answer
-    also gives A3 = 0 without a judge call (the official judge prompt says so).
+    also gives A3 = 0 without a judge call (the official judge prompt says so), and so does a
+    final answer flagged ``limitation`` (an Ask-when-Needed run's "limitation of toolset"
+    statement: in the official loop that message ends the case without a final answer).
 
     Without a judge (``--no-judge``) A3 is None for every case, even where a rule would give
     0 (A2 = 0, no answer, IBTC): filling in only the rule-decided zeros would bias its mean.
@@ -87,7 +92,7 @@ from harness.jsonl import atomic_write, json_type
 from harness.ntb.cases import Case, case_key, normalise_arguments, resolve_api_name
 
 SCORER_NAME = "noisytoolbench"
-SCORER_VERSION = "ntb-1.1"
+SCORER_VERSION = "ntb-1.2"
 PROMPT_VERSION = "ntb-judge-p1"
 DEFAULT_THRESHOLD = 0.4   # official code; the paper's recipe says 0.8
 PAPER_THRESHOLD = 0.8
@@ -96,6 +101,8 @@ CATEGORIES = ("IMKI", "IMR", "IwE", "IBTC")
 IBTC = "IBTC"
 STEP_TYPES = ("ask", "call", "answer", "think")
 CONVENTIONS = ("ibtc-excluded", "official")
+ASK_MATCH_MODES = ("message", "question")
+DEFAULT_ASK_MATCH = "message"   # the official code compares the whole asking message
 DEFAULT_CONVENTION = "ibtc-excluded"
 CSV_FIELDS = ("query_id", "query", "steps", "redundant_asking", "A1", "A2", "A3", "reason", "category")
 OBSERVATION_CHARS = 600   # per API observation shown to a judge
@@ -163,6 +170,27 @@ def step_counts(steps: Sequence[Step]) -> dict[str, int]:
 def asks_of(steps: Sequence[Step]) -> list[str]:
     """The texts of the agent's questions, in order."""
     return [s["text"] for s in steps if s.get("type") == "ask"]
+
+
+def ask_match_text(step: Step, mode: str = DEFAULT_ASK_MATCH) -> str:
+    """The text of an ask step that is compared with the anticipated question.
+
+    ``question``: the question (``text``). ``message``: the whole message the agent wrote to
+    ask, as the official code compares it (``new_message["content"]`` of the reflection call,
+    reasoning and "Question: ..." together): the step's ``thought`` (the text protocol's
+    thought, a native call's message content) then its ``text``; just ``text`` when there is no
+    thought.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+    if mode not in ASK_MATCH_MODES:
+        raise ValueError(f"unknown ask_match {mode!r}; choose one of {', '.join(ASK_MATCH_MODES)}")
+    text = str(step.get("text") or "")
+    thought = str(step.get("thought") or "").strip()
+    if mode == "question" or not thought or thought in text:
+        return text
+    return f"{thought}\n{text}"
 
 
 def calls_of(steps: Sequence[Step]) -> list[Step]:
@@ -417,11 +445,13 @@ def _arguments_text(arguments: Any) -> str:
 
 # --- one case ----------------------------------------------------------------------------------
 
-def check_settings(threshold: float, a2_method: str) -> None:
-    """Raises ValueError for a threshold outside 0..1 or an unknown A2 method."""
+def check_settings(threshold: float, a2_method: str, ask_match: str = DEFAULT_ASK_MATCH) -> None:
+    """Raises ValueError for a threshold outside 0..1, an unknown A2 method or ask_match."""
     check_threshold(threshold)
     if a2_method not in A2_METHODS:
         raise ValueError(f"unknown A2 method {a2_method!r}; choose one of {', '.join(A2_METHODS)}")
+    if ask_match not in ASK_MATCH_MODES:
+        raise ValueError(f"unknown ask_match {ask_match!r}; choose one of {', '.join(ASK_MATCH_MODES)}")
 
 
 class _Judged:
@@ -452,7 +482,8 @@ class _Judged:
 
 async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | None = None,
                      threshold: float = DEFAULT_THRESHOLD, a2_method: str = "exact-set",
-                     judge: StructuredJudge | None = None) -> dict[str, Any]:
+                     judge: StructuredJudge | None = None,
+                     ask_match: str = DEFAULT_ASK_MATCH) -> dict[str, Any]:
     """All scores of one case from its step log.
 
     Args:
@@ -464,6 +495,8 @@ async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | 
         judge: a :class:`StructuredJudge` (role ``judge``) for A2 (``llm-judge``), A3 and the
             IBTC limitation; None judges nothing: A3 and ``limitation_stated`` are None for
             every case (rule-decided A3 values included).
+        ask_match: ``message`` (the whole asking message, official) or ``question``
+            (:func:`ask_match_text`).
 
     Returns:
         A row: ``case``, ``category``, ``query_id``, ``query``, ``steps`` (total),
@@ -472,20 +505,26 @@ async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | 
         similarity, matched, redundant), ``calls_made``, ``answered``, ``judged`` (metric ->
         ``ok``/``failed``/``rule``/``not_judged``/``skipped``), ``failed_judgments``,
         ``judge_errors``, ``judge_calls``, ``judge_input_tokens``, ``judge_output_tokens``,
-        ``judge_cost`` and the provenance: ``threshold``, ``embedding_model``, ``a2_method``,
-        ``judge_model`` (None when no model judged this case), ``prompt_version``,
-        ``scorer_version``.
+        ``judge_cost`` and the provenance: ``threshold``, ``embedding_model``, ``ask_match``,
+        ``a2_method``, ``judge_model`` (None when no model judged this case),
+        ``prompt_version``, ``scorer_version``. Each ``asks`` entry's ``text`` is the question;
+        ``compared`` is the text that was embedded when it differs.
 
     Raises:
         ValueError: bad settings, ``llm-judge`` without a judge, or an invalid step log.
     """
-    check_settings(threshold, a2_method)
+    check_settings(threshold, a2_method, ask_match)
     if a2_method == "llm-judge" and judge is None:
         raise ValueError("a2_method 'llm-judge' needs a judge; use 'exact-set' to score without one")
     problems = validate_steps(steps)
     if problems:
         raise ValueError(f"{case_key(case)}: invalid step log: " + "; ".join(problems[:5]))
-    matches = ask_matches(asks_of(steps), case.question_to_ask, embedder, threshold)
+    ask_steps = [s for s in steps if s.get("type") == "ask"]
+    compared = [ask_match_text(s, ask_match) for s in ask_steps]
+    matches = ask_matches(compared, case.question_to_ask, embedder, threshold)
+    for match, step in zip(matches, ask_steps):
+        if match["text"] != step["text"]:
+            match["compared"], match["text"] = match["text"], step["text"]
     calls, answer, judged = calls_of(steps), final_answer(steps), _Judged()
     limitation = None
     if case.category == IBTC:
@@ -520,8 +559,8 @@ async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | 
         "judge_input_tokens": sum(c.input_tokens for c in calls_made),
         "judge_output_tokens": sum(c.output_tokens for c in calls_made),
         "judge_cost": sum(c.cost for c in calls_made),
-        "threshold": threshold, "embedding_model": embedder_id(embedder), "a2_method": a2_method,
-        "judge_model": judge.client.model_name if judged.judgments else None,
+        "threshold": threshold, "embedding_model": embedder_id(embedder), "ask_match": ask_match,
+        "a2_method": a2_method, "judge_model": judge.client.model_name if judged.judgments else None,
         "prompt_version": PROMPT_VERSION, "scorer_version": SCORER_VERSION,
     }
 
@@ -538,7 +577,15 @@ async def _a3(case: Case, steps: Sequence[Step], a2: int | None, answer: str | N
         return judged.rule("A3", None, "not judged: the A2 judgment failed", "skipped")
     if answer is None:
         return judged.rule("A3", 0, "0: no final answer")
+    if _last_answer(steps).get("limitation"):
+        return judged.rule("A3", 0, "0: the agent stated the toolset's limitation (official: that "
+                                    "message ends the case without a final answer)")
     return judged.take("A3", await judge_a3(judge, case, steps))
+
+
+def _last_answer(steps: Sequence[Step]) -> Step:
+    answers = [s for s in steps if s.get("type") == "answer"]
+    return answers[-1] if answers else {}
 
 
 # --- tables ------------------------------------------------------------------------------------
@@ -593,8 +640,9 @@ def tables(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         ``overall``: {``ibtc-excluded``: stats with A2/A3 over non-IBTC rows, ``official``:
         stats over all rows};
         ``convention``: {``default``: ``ibtc-excluded``, and a text per convention};
-        ``provenance``: sorted distinct thresholds, embedding models, A2 methods, judge models,
-        prompt and scorer versions of the rows.
+        ``provenance``: sorted distinct thresholds, embedding models, ask-match modes, A2
+        methods, judge models, agent variants (set by runs), prompt and scorer versions of the
+        rows.
     """
     per_category = {c: summarise([r for r in rows if r["category"] == c])
                     for c in CATEGORIES if c != IBTC and any(r["category"] == c for r in rows)}
@@ -605,8 +653,8 @@ def tables(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         ibtc["limitation_stated"], ibtc["n_limitation"] = _mean(r.get("limitation_stated") for r in ibtc_rows)
         ibtc["failed_limitation"] = sum(r["judged"].get("limitation") == "failed" for r in ibtc_rows)
     provenance = {key: sorted({r.get(key) for r in rows if r.get(key) is not None}, key=str)
-                  for key in ("threshold", "embedding_model", "a2_method", "judge_model",
-                              "prompt_version", "scorer_version")}
+                  for key in ("threshold", "embedding_model", "ask_match", "a2_method", "judge_model",
+                              "agent_variant", "prompt_version", "scorer_version")}
     return {"per_category": per_category, "ibtc": ibtc,
             "overall": {c: overall(rows, c) for c in CONVENTIONS},
             "convention": {"default": DEFAULT_CONVENTION, **CONVENTION_TEXT},

@@ -5,7 +5,9 @@ Input is JSONL, one case per line::
     {"category": "IMKI" | "IMR" | "IwE" | "IBTC", "query_id": int, "steps": [...]}
 
 ``steps`` is the step log of :mod:`harness.ntb.scoring` (``ask``, ``call``, ``answer``,
-``think``); other fields are ignored. The case itself (query, anticipated question,
+``think``); an ask's optional ``thought`` is part of its message (``ask_match="message"``),
+an answer's optional ``limitation: true`` marks an Ask-when-Needed "limitation of toolset"
+statement (A3 = 0); other fields are ignored. The case itself (query, anticipated question,
 clarification, expected calls) comes from the shipped data through
 :func:`harness.ntb.cases.load_cases`. Every line is validated before anything is scored; one
 problem anywhere means nothing is written.
@@ -27,7 +29,7 @@ from harness.embeddings import embed
 from harness.jsonl import JsonlError, read_jsonl
 from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.scoring import (
-    CATEGORIES, DEFAULT_THRESHOLD, PROMPT_VERSION, SCORER_VERSION, Embedder, check_settings,
+    CATEGORIES, DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, PROMPT_VERSION, SCORER_VERSION, Embedder, check_settings,
     embedder_id, score_case, tables, validate_steps, write_csv,
 )
 from harness.transcripts import TranscriptError, raise_problems
@@ -38,7 +40,7 @@ JUDGED_METRICS = ("A2", "A3", "limitation")
 def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtime | None,
                           no_judge: bool = False, threshold: float = DEFAULT_THRESHOLD,
                           a2_method: str = "exact-set", embedder: Embedder | None = None,
-                          concurrency: int = 4,
+                          concurrency: int = 4, ask_match: str = DEFAULT_ASK_MATCH,
                           on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Score the cases of a JSONL step-log file and write the official CSV.
 
@@ -51,12 +53,14 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
         a2_method: ``exact-set`` (deterministic) or ``llm-judge``.
         embedder: texts -> vectors for A1; default :func:`harness.embeddings.embed`.
         concurrency: most cases judged at once.
+        ask_match: ``message`` (a step's thought and text, as the official code compares the
+            whole asking message) or ``question`` (the text alone).
         on_progress: ``(cases scored, cases)`` as each case is scored.
 
     Returns:
         ``count``, ``out``, ``tables`` (:func:`harness.ntb.scoring.tables`), ``judged`` and
         ``failed`` (per metric: A2, A3, limitation), ``failed_judgments``, ``judge_calls`` and
-        the provenance: ``threshold``, ``embedding_model``, ``a2_method``, ``judge_model``,
+        the provenance: ``threshold``, ``embedding_model``, ``ask_match``, ``a2_method``, ``judge_model``,
         ``prompt_version``, ``scorer_version``, ``convention`` (the default IBTC convention).
 
     Raises:
@@ -64,7 +68,7 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
         ValueError: bad settings (threshold, A2 method, ``llm-judge`` with ``no_judge``,
             judging without a runtime, concurrency < 1).
     """
-    check_settings(threshold, a2_method)
+    check_settings(threshold, a2_method, ask_match)
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     if no_judge and a2_method != "exact-set":
@@ -75,7 +79,8 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
     items = read_ntb_transcripts(path)
     embedder = embedder or embed
     judge = None if no_judge else runtime.structured_judge("judge")
-    rows = asyncio.run(_score_all(items, embedder, threshold, a2_method, judge, concurrency, on_progress))
+    rows = asyncio.run(_score_all(items, embedder, threshold, a2_method, judge, concurrency, on_progress,
+                                  ask_match))
     write_csv(rows, out_csv)
     judged = Counter(m for r in rows for m, s in r["judged"].items() if s == "ok")
     failed = Counter(m for r in rows for m, s in r["judged"].items() if s == "failed")
@@ -83,7 +88,8 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
         "count": len(rows), "out": str(out_csv), "tables": tables(rows),
         "judged": {m: judged[m] for m in JUDGED_METRICS}, "failed": {m: failed[m] for m in JUDGED_METRICS},
         "failed_judgments": sum(failed.values()), "judge_calls": sum(r["judge_calls"] for r in rows),
-        "threshold": threshold, "embedding_model": embedder_id(embedder), "a2_method": a2_method,
+        "threshold": threshold, "embedding_model": embedder_id(embedder), "ask_match": ask_match,
+        "a2_method": a2_method,
         "judge_model": None if judge is None else judge.client.model_name,
         "prompt_version": PROMPT_VERSION, "scorer_version": SCORER_VERSION,
         "convention": "ibtc-excluded",
@@ -92,7 +98,8 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
 
 async def _score_all(items: Sequence[tuple[Case, list]], embedder: Embedder, threshold: float,
                      a2_method: str, judge, concurrency: int,
-                     on_progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+                     on_progress: Callable[[int, int], None] | None = None,
+                     ask_match: str = DEFAULT_ASK_MATCH) -> list[dict[str, Any]]:
     slots = asyncio.Semaphore(concurrency)
     done = 0
 
@@ -100,7 +107,7 @@ async def _score_all(items: Sequence[tuple[Case, list]], embedder: Embedder, thr
         nonlocal done
         async with slots:
             row = await score_case(case, steps, embedder=embedder, threshold=threshold,
-                                   a2_method=a2_method, judge=judge)
+                                   a2_method=a2_method, judge=judge, ask_match=ask_match)
         done += 1
         if on_progress:
             on_progress(done, len(items))

@@ -1,10 +1,12 @@
-"""The NoisyToolBench simulated user, as the official one.
+"""The NoisyToolBench simulated user, as the official one (``single_chain_interaction.py``).
 
-It holds the case's clarification. When the agent's question matches the anticipated question
-(sentence-embedding cosine similarity at or above the threshold) it answers with the
-clarification; otherwise, or when a matching question is asked again, it says it cannot
-provide relevant information, and the question is redundant. The LLM variant words the
-clarification itself (role ``user``) but decides relevance the same way.
+It holds the case's clarification. The agent's asking message (``ask_match``: the whole
+message, as the official code, or the question alone; :func:`harness.ntb.scoring.ask_match_text`)
+is compared with the anticipated question by sentence-embedding cosine similarity. At or above
+the threshold the user answers with the clarification, also when a matching question is asked
+again (that repeat counts as redundant, as in the official code); below it the user answers
+that it cannot provide relevant information, and the question is redundant. The LLM variant
+words the clarification itself (role ``user``) but decides relevance the same way.
 """
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ from graphs.toolloop import Outcome
 from harness.embeddings import cosine
 from harness.llm import RoleClient
 from harness.ntb.cases import Case
+from harness.ntb.scoring import DEFAULT_ASK_MATCH, ask_match_text
 
-NO_INFO = "Sorry, I cannot provide relevant information."
+NO_INFO = "I could not provide relevant information for this question."
+"""The official user's reply to a question that does not match (its exact words)."""
 
 Embedder = Callable[[Sequence[str]], list[list[float]]]
 
@@ -26,19 +30,25 @@ class SimulatedToolUser:
     """Answers clarifying questions from the case's clarification."""
 
     def __init__(self, embedder: Embedder, threshold: float, embedding_model: str,
-                 paraphraser: RoleClient | None = None):
+                 paraphraser: RoleClient | None = None, ask_match: str = DEFAULT_ASK_MATCH):
         self.embedder = embedder
         self.threshold = threshold
         self.embedding_model = embedding_model
         self.paraphraser = paraphraser
+        self.ask_match = ask_match
 
-    async def reply(self, case: Case, question: str, steps: Sequence[dict[str, Any]]) -> Outcome:
-        q, expected = self.embedder([question, case.question_to_ask])
+    async def reply(self, case: Case, question: str, steps: Sequence[dict[str, Any]],
+                    thought: str | None = None) -> Outcome:
+        compared = ask_match_text({"text": question, "thought": thought}, self.ask_match)
+        q, expected = self.embedder([compared, case.question_to_ask])
         similarity = cosine(q, expected)
-        already = any(s["type"] == "ask" and s.get("matched") for s in steps)
-        matched = similarity >= self.threshold and not already
-        detail = {"similarity": round(similarity, 4), "matched": matched, "redundant": not matched,
-                  "threshold": self.threshold, "embedding_model": self.embedding_model}
+        matched = similarity >= self.threshold
+        repeated = matched and any(s["type"] == "ask" and s.get("matched") for s in steps)
+        detail = {"similarity": round(similarity, 4), "matched": matched, "redundant": repeated or not matched,
+                  "threshold": self.threshold, "embedding_model": self.embedding_model,
+                  "ask_match": self.ask_match}
+        if repeated:
+            detail["repeated"] = True
         if not matched:
             return Outcome(NO_INFO, detail)
         if self.paraphraser is None:
