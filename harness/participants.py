@@ -84,6 +84,7 @@ REJECTED = {  # why a draft was not used, told to the model when it writes the m
     "false_success": "it said the problem is solved, but it is not",
     "missed_success": "it did not say that the problem is solved now",
     "repeats_earlier": "it repeated an earlier message; answer the agent's last message in your own words",
+    "copies_instructions": "it copied the note instead of replying; reply to the agent in your own words",
 }
 
 
@@ -171,8 +172,13 @@ class SimulatedUser:
             raw, call = await self._draft([SystemMessage(system), *chat], attempt)
             calls.append(call)
             text = _ROLE_PREFIX.sub("", raw.strip()) or raw.strip()
+            text, copied = user_checks.strip_copied_instructions(text)
             violations = [v.as_dict() for v in user_checks.rule_violations(text, problem, history, fixed)]
+            if copied and not text.strip():
+                violations.insert(0, {"kind": "copies_instructions", "evidence": copied[0][:160]})
             checks = {"rules": [v["kind"] for v in violations]}
+            if copied:  # cut from the draft: the simulator's own instructions, written out
+                checks["cut_instructions"] = [c[:160] for c in copied]
             if not violations and self.judge is not None and problem.facts:
                 p, more = await user_checks.contradicts_facts(self.judge, text, problem, history)
                 calls.extend(more)

@@ -28,6 +28,10 @@ _AGENT_PATTERNS = [
     r"```",
     r"\b(?:as an ai|i am an ai|i'm an ai|language model)\b",
     r"\bhow can i (?:help|assist) you\b",
+    # instructions to the reader, seen in batches: "Once you have done this, try running your SSH
+    # command again."
+    r"\bonce you(?:'ve| have) (?:done|completed|finished|tried)\b",
+    r"\btry \w+ing your\b",
 ]
 _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
 
@@ -57,6 +61,40 @@ def agent_cues(message: str) -> list[str]:
     """Phrases of a message that read like the help desk's, not the user's: a list of steps,
     code, instructions, assistant phrases (the ``acts_as_agent`` patterns)."""
     return [m.group(0)[:60] for rx in _AGENT_RE for m in [rx.search(message or "")] if m]
+
+
+# --- the simulator's own instructions, copied into its message ---------------------------------
+# The 1.5B sometimes writes the outcome note it was given ("If the agent asked you something,
+# answer it from your facts. ...") into its reply. A sentence that shares a run of 8 words with
+# an instruction is cut (the rest of the message is the reply).
+_COPY_RUN = 8
+
+
+def _instruction_runs() -> set[tuple[str, ...]]:
+    from harness import prompts
+    texts = [prompts.USER_FIXED, prompts.USER_NOT_FIXED,
+             prompts.GROUNDED_USER_SYSTEM.split("Rules:", 1)[-1]]
+    runs = set()
+    for text in texts:
+        words = _plain_words(text)
+        runs.update(tuple(words[i:i + _COPY_RUN]) for i in range(len(words) - _COPY_RUN + 1))
+    return runs
+
+
+def _plain_words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def strip_copied_instructions(message: str) -> tuple[str, list[str]]:
+    """``message`` without the sentences that copy the simulator's instructions, and those
+    sentences (the message unchanged and ``[]`` when none does)."""
+    runs = _instruction_runs()
+    kept, cut = [], []
+    for sentence in re.split(r"(?<=[.!?)])\s+", message.strip()):
+        words = _plain_words(sentence)
+        copied = any(tuple(words[i:i + _COPY_RUN]) in runs for i in range(len(words) - _COPY_RUN + 1))
+        (cut if copied else kept).append(sentence)
+    return (" ".join(kept) if cut else message), cut
 
 
 def persisting_cues(message: str) -> list[str]:

@@ -338,3 +338,44 @@ def test_commands_that_only_look_at_the_system_are_not_terms_of_the_fix():
     # ... the fix's own package names are (terms of 4 characters or more: not ``gdm``)
     assert shared_fix_terms("Run sudo apt-get install gdm ubuntu-desktop.", solution, question) == \
         ["ubuntu-desktop"]
+
+
+def test_the_simulators_own_instructions_are_cut_from_its_message():
+    from harness.user_checks import strip_copied_instructions
+    # seen in a batch: the outcome note written out after the reply
+    text = ("I added my key to the agent and restarted the SSH service. The problem is not solved. "
+            "If the agent asked you something, answer it from your facts. If the agent told you to do "
+            "something, say that you did it and that the problem is still there.")
+    kept, cut = strip_copied_instructions(text)
+    assert kept == "I added my key to the agent and restarted the SSH service. The problem is not solved."
+    assert len(cut) == 2
+    assert strip_copied_instructions("(Note for your reply, not part of the agent's message: your")[0] == ""
+    # a user's own words that happen to echo the note are kept
+    for own in ("I did what the agent said and it works now.", "It is still there, the same error.",
+                "I don't know which version I have."):
+        assert strip_copied_instructions(own) == (own, [])
+
+
+@pytest.mark.parametrize("text", [
+    "You are correct, starting the SSH agent should resolve the issue. Once you have done this, "
+    "try running your SSH command again.",
+])
+def test_instructions_to_the_reader_read_like_the_agent(text):
+    from harness.user_checks import agent_cues
+    assert agent_cues(text)
+
+
+async def test_a_draft_that_is_only_the_copied_note_is_regenerated():
+    drafts = iter(["(Note for your reply, not part of the agent's message: your problem is NOT solved.)",
+                   "I rebooted and there are still no networks."])
+
+    def respond(messages, kwargs):
+        if "Answer Yes or No" in str(messages[-1].content):
+            return "No"
+        return next(drafts)
+    user_client, _ = client(respond, role="user")
+    reply = await SimulatedUser(user_client).respond(SCENARIO, [*BEFORE, Message("agent", "Reboot.")], 2)
+    sim = reply.extra["simulator"]
+    assert reply.text == "I rebooted and there are still no networks."
+    assert sim["attempts"][0]["violations"][0]["kind"] == "copies_instructions"
+    assert sim["attempts"][0]["checks"]["cut_instructions"] and sim["regenerations"] == 1
