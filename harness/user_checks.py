@@ -213,14 +213,20 @@ def copied_fraction(message: str, earlier: str) -> float:
     return sum(b.size for b in blocks if b.size >= 4) / len(words)
 
 
-def repeated_message(message: str, history: Sequence[Message], limit: float = 0.6) -> str | None:
-    """The question (the first user message) when most of this message copies it (the
-    simulator re-pasting its question instead of answering the agent), or None. A user who
-    says "it still fails" again, as people do, is not flagged: writing it again changed
-    nothing in a batch."""
-    first = next((m for m in history if m.role == "user"), None)
-    if first is not None and copied_fraction(message, first.content) >= limit:
-        return first.content
+def repeated_message(message: str, history: Sequence[Message], limit: float = 0.6,
+                     verbatim: float = 0.8, verbatim_words: int = 20) -> str | None:
+    """The earlier user message this one repeats, or None: the question when most of this
+    message (``limit``) copies it (the simulator re-pasting its question instead of answering
+    the agent), or any earlier message of at least ``verbatim_words`` words written out again
+    almost whole (``verbatim``; in a batch the 1.5B sent one 60-word paragraph three turns in a
+    row). A user who says "it still fails" again in other words, as people do, is not flagged."""
+    users = [m for m in history if m.role == "user"]
+    if users and copied_fraction(message, users[0].content) >= limit:
+        return users[0].content
+    if len(_WORD_RE.findall(message or "")) >= verbatim_words:
+        for m in users[1:]:
+            if copied_fraction(message, m.content) >= verbatim:
+                return m.content
     return None
 
 

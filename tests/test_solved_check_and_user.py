@@ -167,6 +167,18 @@ def test_saying_it_still_fails_again_is_not_a_repeat():
     assert repeated_message("I've already tried the above steps and the problem persists.", told) is None
 
 
+def test_a_long_earlier_message_written_out_again_whole_is_a_repeat():
+    earlier = ("I did check the system logs and there are no errors related to the wireless card. I also "
+               "tried disabling any other network software, but the issue persists. I will replace the card.")
+    told = [Message("user", "My wifi card says NOT READY."), Message("agent", "Check the logs."),
+            Message("user", earlier), Message("agent", "Great, replacing the card fixed it.")]
+    assert repeated_message("I apologize for the inconvenience. " + earlier, told) == earlier
+    # the same report in other words is not
+    assert repeated_message("No, it did not fix it: the logs show no error for the card and the issue "
+                            "persists after I disabled the other network software, so I will swap the card.",
+                            told) is None
+
+
 def test_a_repasted_question_is_a_repeat_but_a_quoted_error_is_not():
     question = ("W: Failed to fetch http://security.ubuntu.com/ubuntu/pool/main/m/mysql-5.1/"
                 "mysql-client-5.1_5.1.61_i386.deb 404 Not Found, getting this error while trying to install mysql")
