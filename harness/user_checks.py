@@ -31,6 +31,7 @@ _AGENT_PATTERNS = [
     # instructions to the reader, seen in batches: "Once you have done this, try running your SSH
     # command again."
     r"\bonce you(?:'ve| have) (?:done|completed|finished|tried)\b",
+    r"\bfeel free to (?:ask|reach out|contact)\b", r"\b(?:i'm |i am )?glad (?:i|to) (?:could |can )?help\b",
     r"\btry \w+ing your\b",
 ]
 _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]

@@ -371,6 +371,8 @@ def test_the_simulators_own_instructions_are_cut_from_its_message():
 @pytest.mark.parametrize("text", [
     "You are correct, starting the SSH agent should resolve the issue. Once you have done this, "
     "try running your SSH command again.",
+    "You're welcome! I'm glad I could help.\n\nIf you have any more questions or need further assistance, "
+    "feel free to ask.",
 ])
 def test_instructions_to_the_reader_read_like_the_agent(text):
     from harness.user_checks import agent_cues
