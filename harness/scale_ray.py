@@ -7,7 +7,10 @@ that IS the shard store; from any other machine the task returns the file's byte
 driver writes them into its shard folder. Every shard is pinned (softly) to one node, so when
 Ray retries a shard whose worker died, or whose interactions failed, the retry normally lands
 on the same machine and resumes from the shard file: stored turns are never played again. If
-that machine is gone, the retry starts the shard again from its seed on another node.
+that machine is gone, the retry starts the shard again from its seed on another node (or, where
+the nodes share the disk that holds ``worker_dir``, resumes the file there). A file at the
+worker path that another run or an earlier planning left (``ShardSpec.plan`` differs) is set
+aside, never resumed. ``~`` and ``$VARIABLES`` in ``worker_dir`` are expanded on each machine.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from harness.config import Config, ConfigError
 from harness.datasets import Dataset
 from harness.jsonl import atomic_write
 from harness.shards import (ShardSpec, absorb_shards, create_run, default_shard_dir, plan_shards,
-                            progress_from_store, run_shard)
+                            prepare_shard_file, progress_from_store, run_shard)
 from store import StoreWriter
 from store.merge import MergeReport, checkpoint, copy_interactions
 
@@ -116,11 +119,9 @@ def shard_task(spec: ShardSpec, seed: bytes, worker_dir: str | None, driver_node
     ray = _ray()
     node = ray.get_runtime_context().get_node_id()
     board.started.remote(spec.index, node, os.getpid())  # not awaited: the board may still be starting
-    work = Path(worker_dir) / spec.name if worker_dir else Path(spec.path)
-    if not work.exists():
-        work.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(work, "wb") as f:
-            f.write(seed)
+    # ~ and $VARIABLES of worker_dir are this machine's (e.g. each worker's own home or scratch disk)
+    work = Path(os.path.expandvars(os.path.expanduser(worker_dir))) / spec.name if worker_dir else Path(spec.path)
+    prepare_shard_file(spec, work, seed)
     here = node == driver_node and work.resolve() == Path(spec.path).resolve()
     started = time.perf_counter()
     try:
@@ -242,9 +243,12 @@ def _run_tasks(ray, specs: list[ShardSpec], worker_dir, max_retries, cpus_per_sh
                on_progress, poll_s, errors: list[str]) -> dict[int, ShardResult]:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    board = ray.remote(ProgressBoard).options(num_cpus=0).remote()
-    task = ray.remote(shard_task)
     driver_node = ray.get_runtime_context().get_node_id()
+    # on the driver's node, always (left to Ray, or pinned softly, it often went to a worker
+    # node, whose loss then ended the whole run): a lost worker machine must not take it along
+    board = ray.remote(ProgressBoard).options(
+        num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(driver_node, soft=False)).remote()
+    task = ray.remote(shard_task)
     nodes = _nodes(ray) or [driver_node]
     pending = {}
     for spec in specs:
@@ -256,6 +260,7 @@ def _run_tasks(ray, specs: list[ShardSpec], worker_dir, max_retries, cpus_per_sh
         pending[ref] = spec
     results: dict[int, ShardResult] = {}
     started = time.perf_counter()
+    snapshot: dict[int, dict[str, Any]] = {}
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=poll_s)
         for ref in ready:
@@ -268,5 +273,9 @@ def _run_tasks(ray, specs: list[ShardSpec], worker_dir, max_retries, cpus_per_sh
             except Exception as exc:  # the worker died every time, or the shard could not start
                 errors.append(f"shard {spec.index} ({spec.name}): {type(exc).__name__}: {str(exc)[:300]}")
         if on_progress:
-            on_progress(_combined(base, ray.get(board.snapshot.remote()), started))
+            try:
+                snapshot = ray.get(board.snapshot.remote())
+            except ray.exceptions.RayActorError:  # the board is gone: the shards' results still come
+                pass
+            on_progress(_combined(base, snapshot, started))
     return results

@@ -10,6 +10,9 @@ union (``store.merge``). Nothing here knows about Ray: ``harness.scale_ray`` run
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -17,6 +20,7 @@ from typing import Sequence
 from harness.batch import Progress, ProgressFn
 from harness.config import Config
 from harness.datasets import Dataset
+from harness.jsonl import atomic_write
 from store import StoreReader, StoreWriter
 from store.merge import MergeReport, checkpoint, copy_interactions
 
@@ -33,6 +37,7 @@ class ShardSpec:
     config_json: str  # the run's frozen config; its store is replaced by the shard's file
     interaction_ids: tuple[str, ...]
     path: str  # the shard store on the driver's machine
+    plan: str = ""  # the planning that made this shard, also in the shard store (``plan_of``)
 
     @property
     def name(self) -> str:
@@ -95,6 +100,7 @@ def plan_shards(store: str | Path, run_id: str, shards: int, shard_dir: Path,
     reader = StoreReader(store)
     run = reader.run(run_id)
     todo = [r["id"] for r in reader.interactions(run["id"]) if r["status"] != "completed"]
+    plan = uuid.uuid4().hex[:12]
     specs = []
     for k, ids in enumerate(split_evenly(todo, shards) if todo else []):
         path = shard_dir / f"shard-{k}.sqlite"
@@ -102,8 +108,9 @@ def plan_shards(store: str | Path, run_id: str, shards: int, shard_dir: Path,
             raise ValueError(f"{path} exists already: a shard store from another attempt. Merge it "
                              f"with `deskbench ray merge {path} --into {store}` and move it away first.")
         copy_interactions(store, path, run["id"], ids)
+        _mark_plan(path, plan)
         checkpoint(path)
-        specs.append(ShardSpec(k, benchmark, run["id"], run["config_json"], tuple(ids), str(path)))
+        specs.append(ShardSpec(k, benchmark, run["id"], run["config_json"], tuple(ids), str(path), plan))
     return specs
 
 
@@ -143,3 +150,59 @@ def progress_from_store(store: str | Path, run_id: str) -> Progress:
         if s["figures"].get("final_score") is not None:
             progress.finals.append(s["figures"]["final_score"])
     return progress
+
+
+_PLAN_KEY = "shard_plan"
+
+
+def _mark_plan(path: Path, plan: str) -> None:
+    conn = sqlite3.connect(str(path))
+    try:
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_PLAN_KEY, plan))
+    finally:
+        conn.close()
+
+
+def plan_of(path: str | Path) -> str | None:
+    """The planning a shard store was made by (``ShardSpec.plan``); None when the file holds
+    none (not a shard store, or not a store at all)."""
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key=?", (_PLAN_KEY,)).fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return row[0] if row else None
+
+
+def set_aside(path: str | Path) -> Path:
+    """Rename a store file with its write-ahead log and shared-memory files (which belong to
+    it; the log first, so no log is ever left next to another file of that name) to
+    ``<name>.<time>-<random>.stale``; what it holds can still be merged by hand."""
+    path = Path(path)
+    stale = path.with_name(f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}.stale")
+    for suffix in ("-wal", "-shm", ""):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            part.rename(stale.with_name(stale.name + suffix))
+    return stale
+
+
+def prepare_shard_file(spec: ShardSpec, work: Path, seed: bytes) -> bool:
+    """Make ``work`` the store of shard ``spec`` on the machine a shard task runs on: a file of
+    this planning found there is kept (a retry resumes it: True); a file of another run or of an
+    earlier planning (a worker folder used again, ``ray run --resume`` re-planning) is set aside
+    (:func:`set_aside`) and, like a missing one, replaced by the seed (False)."""
+    if work.exists() and (not spec.plan or plan_of(work) == spec.plan):
+        return True
+    if any(work.with_name(work.name + s).exists() for s in ("", "-wal", "-shm")):
+        set_aside(work)
+    work.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(work, "wb") as f:
+        f.write(seed)
+    return False
