@@ -30,7 +30,7 @@ import importlib.util
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
@@ -189,17 +189,7 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
             self._session = session
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        if not all(isinstance(t, str) for t in texts):
-            raise TypeError("embedding inputs must be strings")
-        self._load()
-        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
-            out[idx] = self._encode_batch([texts[i] or " " for i in idx])
-        return out
+        return _encode_in_batches(texts, self.batch_size, self._load, self._encode_batch)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
@@ -213,6 +203,27 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def _encode_in_batches(texts: list[str], batch_size: int, load: Callable[[], None],
+                       encode_batch: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    """Embeddings of ``texts`` (one row each, in order): loaded on first use, encoded in batches
+    of similar length (less padding); an empty text is encoded as one space.
+
+    Raises:
+        TypeError: an input that is not a string.
+    """
+    if not texts:
+        return np.zeros((0, DIMENSION), dtype=np.float32)
+    if not all(isinstance(t, str) for t in texts):
+        raise TypeError("embedding inputs must be strings")
+    load()
+    out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        out[idx] = encode_batch([texts[i] or " " for i in idx])
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -281,18 +292,7 @@ class ParaphraseMiniLMEmbedder:
         return self.embed(texts)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        texts = list(texts)
-        if not texts:
-            return []
-        if not all(isinstance(t, str) for t in texts):
-            raise TypeError("embedding inputs must be strings")
-        self._load()
-        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
-            out[idx] = self._encode_batch([texts[i] or " " for i in idx])
-        return out.tolist()
+        return _encode_in_batches(list(texts), self.batch_size, self._load, self._encode_batch).tolist()
 
     def _load(self) -> None:
         if self._session is not None:
