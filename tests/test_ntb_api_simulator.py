@@ -1,15 +1,13 @@
 """The API simulator is its own role (``roles.api_simulator``): it writes the responses that
 nothing offline has, in the method's order (recorded, then example / template, then the
 simulator) unless ``ntb.api_fallback`` says otherwise; every call step keeps its source."""
-import asyncio
 import json
 
 from harness.compose import Runtime
 from harness.config import NTB_ONLY_ROLES, ROLES, load_config
-from harness.ntb.batch import NtbBatch, arun_ntb
+from harness.ntb.batch import NtbBatch
 from store import StoreReader, StoreWriter
-from tests.fakes import ScriptedChatModel
-from tests.test_ntb_loop import agent_script, judge_approves
+from tests.test_ntb_loop import agent_script, judge_approves, run_with_fakes
 
 FANTASY = "drawings_between_dates_for_fantasy_5"           # IMKI/1: no example, no template
 WEATHER = "search_location_by_name_or_zip_code_for_weather_forecast_14_days"  # IMKI/46: an example
@@ -25,18 +23,9 @@ def one_call(name, arguments):
 
 
 def run(tmp_path, plan, case, **ntb):
-    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
-                                 "roles": {"api_simulator": {"model": "qwen2.5-coder-0.5b"}},
-                                 "ntb": {"ids": [case], **ntb}})
-    models = {}
-    responders = {"agent": agent_script(plan), "judge": judge_approves, "api_simulator": lambda m, k: SIMULATED}
-
-    def factory(role, spec):
-        models[role] = ScriptedChatModel(responder=responders[role], prompts=[])
-        return models[role]
-    with Runtime(cfg, factory) as runtime:
-        run_id, _ = asyncio.run(arun_ntb(runtime))
-    reader = StoreReader(cfg.store)
+    reader, run_id, models = run_with_fakes(
+        tmp_path, {"agent": agent_script(plan), "judge": judge_approves, "api_simulator": lambda m, k: SIMULATED},
+        {"roles": {"api_simulator": {"model": "qwen2.5-coder-0.5b"}}, "ntb": {"ids": [case], **ntb}})
     [i] = reader.interactions(run_id)
     return reader, i, [json.loads(t["extra_json"]) for t in reader.turns(i["id"])], models
 

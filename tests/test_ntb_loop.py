@@ -30,16 +30,24 @@ def judge_approves(messages, kwargs):
     return json.dumps({"reason": "ok", field: True})
 
 
-def run_cases(tmp_path, plan, ids, concurrency=4, **ntb):
-    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "run": {"concurrency": concurrency},
-                                 "ntb": {"ids": ids, "api_simulator": False, **ntb}})
-    models = {"agent": agent_script(plan), "judge": judge_approves}
+def run_with_fakes(tmp_path, responders: dict, overrides: dict):
+    """An NTB batch on ``overrides`` (the store goes to ``tmp_path``) with a fake chat model per
+    role answering through ``responders[role]``; returns the reader, the run id and the models."""
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), **overrides})
+    models = {}
 
     def factory(role, spec):
-        return ScriptedChatModel(responder=models[role], prompts=[])
+        models[role] = ScriptedChatModel(responder=responders[role], prompts=[])
+        return models[role]
     with Runtime(cfg, factory) as runtime:
-        run_id, progress = asyncio.run(arun_ntb(runtime))
-    reader = StoreReader(cfg.store)
+        run_id, _ = asyncio.run(arun_ntb(runtime))
+    return StoreReader(cfg.store), run_id, models
+
+
+def run_cases(tmp_path, plan, ids, concurrency=4, **ntb):
+    reader, run_id, _ = run_with_fakes(tmp_path, {"agent": agent_script(plan), "judge": judge_approves},
+                                       {"run": {"concurrency": concurrency},
+                                        "ntb": {"ids": ids, "api_simulator": False, **ntb}})
     return reader, run_id, {s["interaction_id"].split(":", 1)[1]: s["figures"] for s in reader.scores(run_id, "noisytoolbench")}
 
 

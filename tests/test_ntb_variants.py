@@ -6,34 +6,23 @@ import json
 
 import pytest
 
-from harness.compose import Runtime
 from harness.config import load_config
 from harness.llm import RoleClient
 from harness.ntb import agent as ntb_agent
 from harness.ntb.agent import NativeToolAgent, TextProtocolAgent
-from harness.ntb.batch import arun_ntb
 from harness.ntb.cases import load_case
 from harness.ntb.user import NO_INFO, SimulatedToolUser
-from store import StoreReader
 from tests.fakes import ScriptedChatModel
-from tests.test_ntb_loop import agent_script, ideal, judge_approves
+from tests.test_ntb_loop import agent_script, ideal, judge_approves, run_with_fakes
 
 
 def run_variant(tmp_path, plan, ids, variant, **ntb):
     """Run ``ids`` with ``ntb.agent_variant = variant``; returns the reader, the run id, the
     figures per case and the fake models by role."""
-    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
-                                 "ntb": {"ids": ids, "api_simulator": False, "agent_variant": variant, **ntb}})
-    responders = {"agent": agent_script(plan), "judge": judge_approves,
-                  "api_simulator": lambda m, k: '{"draws": [[1, 2, 3, 4, 5]]}'}
-    models = {}
-
-    def factory(role, spec):
-        models[role] = ScriptedChatModel(responder=responders[role], prompts=[])
-        return models[role]
-    with Runtime(cfg, factory) as runtime:
-        run_id, _ = asyncio.run(arun_ntb(runtime))
-    reader = StoreReader(cfg.store)
+    reader, run_id, models = run_with_fakes(
+        tmp_path, {"agent": agent_script(plan), "judge": judge_approves,
+                   "api_simulator": lambda m, k: '{"draws": [[1, 2, 3, 4, 5]]}'},
+        {"ntb": {"ids": ids, "api_simulator": False, "agent_variant": variant, **ntb}})
     figures = {s["interaction_id"].split(":", 1)[1]: s for s in reader.scores(run_id, "noisytoolbench")}
     return reader, run_id, figures, models
 
