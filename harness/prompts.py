@@ -10,7 +10,11 @@ from __future__ import annotations
 # p7: prompt texts as p6; the decisions around them changed (the solved-check's agent-like veto,
 # the simulated user's outcome thresholds with the real fix's terms, its regeneration sampling
 # and rules), so judgments and simulated conversations differ from p6's (docs/selfscore.md)
-PROMPT_VERSION = "selfscore-p7"
+# p8: as p7, and the agent's system prompt bounds its reply (run.agent_reply_words, default 100
+# words; 0 = the paper's text verbatim): on the 1.5B, 22 of 48 replies of the paper's verbatim
+# prompt ran into the 320-token cap mid-sentence as multi-step lists, and each agent token is
+# read again by the user simulator and the judges (docs/selfscore.md, "The agent")
+PROMPT_VERSION = "selfscore-p8"
 
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
 # The paper's prompts verbatim made Qwen2.5-Coder-1.5B answer the question instead of
@@ -65,6 +69,14 @@ AGENT_SYSTEM = (
     "to contact external or professional services. Never suggest contacting external or "
     "professional services."
 )
+# Appended to AGENT_SYSTEM when run.agent_reply_words > 0 (see agent_system)
+AGENT_REPLY_BOUND = " Keep each reply short: at most {words} words."
+
+
+def agent_system(reply_words: int = 0) -> str:
+    """The plain agent's system prompt: the paper's text, plus a reply-length bound when
+    ``reply_words`` > 0."""
+    return AGENT_SYSTEM + (AGENT_REPLY_BOUND.format(words=reply_words) if reply_words > 0 else "")
 
 # --- the simulated user grounded in the real thread (p6, docs/selfscore.md) ----------------
 # The simulated user gets a hidden scenario: the true underlying problem, the fix that worked in

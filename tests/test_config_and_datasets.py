@@ -108,3 +108,20 @@ def test_ubuntu_irc_builtin_sets_load_by_name():
     assert {t.id for t in subset.tasks} <= {t.id for t in everything.tasks}
     assert all(t.facts and t.agent_replies for t in subset.tasks)
     assert subset.tasks[0].id == "ubuntu-irc-2014-06-18_13#1236"
+
+
+def test_agent_reply_bound_is_a_setting_and_zero_keeps_the_papers_prompt(tmp_path):
+    from harness import prompts
+    from harness.compose import Runtime
+    from tests.fakes import default_responder, fake_factory
+    bounded = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite")}),
+                      fake_factory(default_responder()))
+    verbatim = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite"),
+                                              "run": {"agent_reply_words": 0}}),
+                       fake_factory(default_responder()))
+    try:
+        assert bounded.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM + " Keep each reply short: at most 100 words."
+        assert verbatim.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM
+    finally:
+        bounded.close()
+        verbatim.close()
