@@ -37,7 +37,7 @@ from harness.manipulation_formats import delimiter_spans, script_spans, verdict_
 from harness.manipulation_rules import KINDS, RULES, Rule
 from harness.manipulation_text import TextView
 
-RULES_VERSION = "manipulation-rules-1"
+RULES_VERSION = "manipulation-rules-2"  # 2: spans deleted, not replaced by MARKER
 MARKER = "[text addressed to the rater removed]"
 SPAN_TEXT_MAX = 300  # characters of a span's text kept in a stored record
 
@@ -82,7 +82,7 @@ class Screened:
 
 
 def screen(text: str | None) -> Screened:
-    """``text`` with every manipulation span replaced by :data:`MARKER` (adjacent spans by one).
+    """``text`` with every manipulation span deleted (:func:`neutralise`).
 
     Cached: the judges of one turn, and of the turns after it, screen the same messages again."""
     return _screen(text or "")
@@ -103,18 +103,24 @@ def turn_record(user_text: str | None, agent_text: str | None) -> dict:
 
 
 def neutralise(text: str, spans: list[Span]) -> str:
-    """``text`` with ``spans`` (sorted, not overlapping) replaced; spans separated only by
-    whitespace become one marker."""
-    out, pos, last_end = [], 0, None
+    """``text`` with ``spans`` (sorted, not overlapping) deleted: the pieces around them joined by
+    one space, or by a blank line where a line break was cut, and the whole stripped. The judge
+    reads what is left as if the spans had never been written; :data:`MARKER` only when nothing
+    is left (a message that was all manipulation). A marker in place of each span cost an
+    attacked one-word reply 6 points against its clean twin (docs/robustness.md)."""
+    if not spans:
+        return text
+    pieces, pos = [], 0
     for s in spans:
-        if last_end is not None and not text[last_end:s.start].strip():
-            pos = s.end  # joined to the previous marker
-            last_end = s.end
-            continue
-        out += [text[pos:s.start], MARKER]
-        pos = last_end = s.end
-    out.append(text[pos:])
-    return "".join(out)
+        pieces.append(text[pos:s.start])
+        pos = s.end
+    pieces.append(text[pos:])
+    out = pieces[0]
+    for piece in pieces[1:]:
+        left, right = out.rstrip(), piece.lstrip()
+        gap = out[len(left):] + piece[:len(piece) - len(right)]
+        out = left + ("" if not left or not right else "\n\n" if "\n" in gap else " ") + right
+    return out.strip() or MARKER
 
 
 def find_spans(text: str) -> list[Span]:
