@@ -133,17 +133,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int | None = None,
                   on_progress=None) -> list[str]:
     """Run the judge sanity sets and print the report: ``pairs`` helpfulness pairs (complexity:
-    half as many), ``solved`` solved-check conversations and ``outcome`` simulated-user
+    :func:`harness.sanity.complexity_pairs_for`), ``solved`` solved-check conversations and ``outcome`` simulated-user
     scenarios (default: as many as ``pairs``, balanced yes/no; None in the sanity command: all);
     ``on_progress(judged, cases)`` as the judgments come back."""
-    from harness.sanity import run_sanity
+    from harness.sanity import complexity_pairs_for, run_sanity
+    complexity = complexity_pairs_for(pairs)
     solved = pairs if solved is None else solved
     outcome = pairs if outcome is None else outcome
-    console.print(f"Judge sanity check on {pairs} helpfulness pairs, {max(1, pairs // 2)} complexity "
+    console.print(f"Judge sanity check on {pairs} helpfulness pairs, {complexity} complexity "
                   f"pairs, {solved or 'all'} solved-check conversations and {outcome or 'all'} "
                   "simulated-user scenarios ...")
     report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
-                              pairs, max(1, pairs // 2), runtime.config.run.concurrency,
+                              pairs, complexity, runtime.config.run.concurrency,
                               solved=solved or None, outcome=outcome or None,
                               judges=runtime.turn_judges(), user=runtime.simulated_user(),
                               on_progress=on_progress)
@@ -482,7 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sanity", help="can the judges tell helpful from useless, solved from unsolved, "
                        "and the simulated user a fix from a non-fix?")
     add_config_args(p)
-    p.add_argument("--pairs", type=int, default=12, help="helpfulness pairs (max 12); complexity pairs = half")
+    p.add_argument("--pairs", type=int, default=12,
+                   help="helpfulness pairs (max 12); complexity pairs: all 9 with 12, else half")
     p.add_argument("--solved", type=int, default=0, metavar="N",
                    help="solved-check conversations, balanced solved/unsolved (default 0: all 26)")
     p.add_argument("--outcome", type=int, default=0, metavar="N",

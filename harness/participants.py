@@ -81,6 +81,7 @@ REJECTED = {  # why a draft was not used, told to the model when it writes the m
     "acts_as_agent": "it spoke like the help desk; write only as the person with the problem",
     "leaks_solution": "it named the cause or the fix, which you do not know",
     "contradicts_facts": "it contradicted the facts of your situation",
+    "invents_detail": "it named a version that your facts do not give; if asked, say you do not know it",
     "false_success": "it said the problem is solved, but it is not",
     "missed_success": "it did not say that the problem is solved now",
     "repeats_earlier": "it repeated an earlier message; answer the agent's last message in your own words",

@@ -14,6 +14,10 @@ from __future__ import annotations
 # words; 0 = the paper's text verbatim): on the 1.5B, 22 of 48 replies of the paper's verbatim
 # prompt ran into the 320-token cap mid-sentence as multi-step lists, and each agent token is
 # read again by the user simulator and the judges (docs/selfscore.md, "The agent")
+# and the complexity prompt names typical levels of help-desk problems: without them the 1.5B
+# rated 3 of 10 real troubleshooting problems of a batch 1/1/1 ("The problem is straightforward"
+# for a Hardy install missing from GRUB, a Prism54 card, sound not working); and the simulated
+# user is told never to make up version numbers (the asker of a 2007 thread said "Ubuntu 20.04")
 PROMPT_VERSION = "selfscore-p8"
 
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
@@ -95,7 +99,7 @@ GROUNDED_USER_SYSTEM = (
     "- Never explain the cause, never suggest a fix, never write instructions or code, never act "
     "as the agent.\n"
     "- If the agent asks something your facts do not answer, say that you do not know or give a "
-    "short plain answer that does not contradict your facts."
+    "short plain answer that does not contradict your facts. Never make up version numbers."
 )
 USER_FIXED = ("(Note for your reply, not part of the agent's message: you did what the agent said "
               "and it solved your problem. Say in one or two sentences what you did and that it "
@@ -209,4 +213,5 @@ COMPLEXITY = """Rate the complexity of this help-desk problem, relative to the e
 - critical_thinking: how much critical thinking solving it requires (1: a single obvious step; 10: deep multi-step diagnosis).
 - error_handling: how likely an error is while solving it, how significant, how hard to recover from (1: harmless, nothing can go wrong; 10: risky, errors can lose data or break the system).
 - topic_knowledge: how much specialised topic knowledge it requires (1: everyday knowledge; 10: expert knowledge).
+Typical levels of help-desk problems: how to empty the trash, about 1-2; an install that fails because the package list is out of date, about 3-4; sound, Wi-Fi or a printer that stopped working and whose cause must be found first, about 5-6; a system that no longer boots after an upgrade, about 7-8; recovering a corrupted partition table without losing data, about 9-10.
 Give a reason of at most 25 words, then the three scores as integers."""

@@ -103,7 +103,22 @@ COMPLEXITY_PAIRS: list[tuple[str, str]] = [
      "The user's encrypted LVM volume will not unlock after a failed distribution upgrade, and the initramfs lacks the crypt modules."),
     ("The user wants to rename a file on their desktop.",
      "The user's production Kubernetes cluster has pods evicted under memory pressure and etcd reports leader election timeouts."),
+    # everyday troubleshooting against a how-to, and against expert recovery work: a judge that
+    # rates every real troubleshooting problem 1/1/1 ("straightforward") ties the first two, and
+    # one that rates every fault alike ties the third
+    ("The user asks how to take a screenshot.",
+     "The user's laptop stopped connecting to Wi-Fi after a kernel update, while other devices on the same network connect fine."),
+    ("The user wants to change the keyboard layout to German.",
+     "After installing a newer Ubuntu release next to the old one, the GRUB menu lists only the old release, so the new one cannot be started."),
+    ("The user's sound stopped working after an update.",
+     "The user's Btrfs root filesystem turned read-only with checksum errors, and they must copy their data off before the failing disk dies."),
 ]
+
+
+def complexity_pairs_for(helpful_pairs: int) -> int:
+    """How many complexity pairs go with ``helpful_pairs`` helpfulness pairs: all of them with
+    the whole helpfulness set, else half as many (at least one)."""
+    return len(COMPLEXITY_PAIRS) if helpful_pairs >= len(HELPFULNESS_PAIRS) else max(1, helpful_pairs // 2)
 
 
 @dataclass

@@ -203,6 +203,17 @@ def version_conflicts(message: str, facts: Sequence[str], question: str) -> list
     return out
 
 
+def invented_versions(message: str, problem: Problem, history: Sequence[Message]) -> list[str]:
+    """Products the message names with a version that neither the question, the facts, the
+    thread's true problem and fix nor the conversation so far gives (in a batch the 1.5B asker
+    of a 2007 thread said "Ubuntu 20.04" four turns in a row). A conflict with the facts is
+    :func:`version_conflicts`' instead."""
+    context = " ".join([*problem.facts, problem.question, problem.problem_statement or "",
+                        problem.solution or "", *(m.content for m in history)]).lower()
+    return [f"{product} {version}" for product, version in _VERSION_RE.findall(message)
+            if version not in context]
+
+
 def copied_fraction(message: str, earlier: str) -> float:
     """The share of the message's words that stand in runs of at least 4 words copied from
     ``earlier`` (0.0 for a message under 8 words: short replies repeat words by nature)."""
@@ -254,8 +265,13 @@ def rule_violations(message: str, problem: Problem, history: Sequence[Message],
     earlier = repeated_message(message, history)
     if earlier is not None:
         out.append(Violation("repeats_earlier", earlier))
-    for conflict in version_conflicts(message, problem.facts, problem.question):
+    conflicts = version_conflicts(message, problem.facts, problem.question)
+    for conflict in conflicts:
         out.append(Violation("contradicts_facts", conflict))
+    if not conflicts:
+        invented = invented_versions(message, problem, history)
+        if invented:
+            out.append(Violation("invents_detail", ", ".join(invented)))
     success = claims_success(message)
     if fixed is False and success:
         out.append(Violation("false_success", message))

@@ -13,7 +13,7 @@ from harness.llm import RoleClient, yes_probability
 from harness.participants import SimulatedUser
 from harness.sanity import balanced, outcome_cases, solved_cases
 from harness.user_checks import (claims_success, copied_fraction, leaked_terms, repeated_message,
-                                 rule_violations, version_conflicts)
+                                 invented_versions, rule_violations, version_conflicts)
 from tests.fakes import ScriptedChatModel
 
 
@@ -120,6 +120,7 @@ BEFORE = [Message("user", SCENARIO.question), Message("agent", "Which Ubuntu ver
     ("1. Open a terminal\n2. Run the update", "acts_as_agent"),
     ("I think I need bcmwl-kernel-source installed.", "leaks_solution"),
     ("It is Ubuntu 20.04.", "contradicts_facts"),
+    ("I run Firefox 3.5 on it.", "invents_detail"),
 ])
 def test_rules_flag_each_violation(text, kind):
     assert kind in [v.kind for v in rule_violations(text, SCENARIO, BEFORE, None)]
@@ -185,8 +186,21 @@ def test_a_repasted_question_is_a_repeat_but_a_quoted_error_is_not():
     told = [Message("user", question), Message("agent", "Which Ubuntu release is this?")]
     kinds = lambda text: [v.kind for v in rule_violations(text, Problem("q", question, None, None), told, None)]
     assert kinds(question + "\n\nI am getting this error while trying to install mysql") == ["repeats_earlier"]
-    assert kinds("It is Ubuntu 10.10, and apt still says 404 Not Found for the mysql package.") == []
+    assert kinds("It is Ubuntu 10.10, and apt still says 404 Not Found for the mysql package.") == ["invents_detail"]
+    told_release = [*told, Message("user", "It is 10.10."), Message("agent", "Ubuntu 10.10 has reached its end of life.")]
+    assert kinds("Ubuntu 10.10 here, and apt still says 404 Not Found.") == ["invents_detail"]
+    assert [v.kind for v in rule_violations("On Ubuntu 10.10 apt still says 404 Not Found.",
+                                            Problem("q", question, None, None), told_release, None)] == []
     assert copied_fraction("yes", question) == 0.0
+
+
+def test_a_version_is_invented_only_when_nothing_before_gave_it():
+    assert invented_versions("I have kernel 2.6.17.", SCENARIO, BEFORE) == ["kernel 2.6.17"]
+    asked = [*BEFORE, Message("agent", "Is it Firefox 3.5 or 3.6?")]
+    assert invented_versions("Firefox 3.5, I think.", SCENARIO, asked) == []
+    assert invented_versions("It is Ubuntu 22.04.", SCENARIO, BEFORE) == []  # a fact
+    # a conflict with a fact is contradicts_facts, reported once
+    assert [v.kind for v in rule_violations("It is Ubuntu 20.04.", SCENARIO, BEFORE, None)] == ["contradicts_facts"]
 
 
 def test_version_conflicts_name_the_fact():

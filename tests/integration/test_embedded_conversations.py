@@ -32,10 +32,11 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     print(out)
     helpful, pairs, harder, complexity_pairs = counts(
         r"helpful reply scored higher in (\d+)/(\d+) pairs; harder problem rated more complex in (\d+)/(\d+)", out)
-    assert pairs == 12 and complexity_pairs == 6
+    assert pairs == 12 and complexity_pairs == 9
     # measured 11-12 of 12 with prompt p4; 10 leaves room for numeric drift between CPUs while a
-    # judge that cannot tell helpful from useless (about 6 of 12) still fails
-    assert helpful >= 10 and harder >= 5, out
+    # judge that cannot tell helpful from useless (about 6 of 12) still fails; a complexity judge
+    # that rates every problem alike ties (fails) every pair
+    assert helpful >= 10 and harder >= 7, out
     solved_right, solved_n, unsolved_right, unsolved_n = counts(
         r"Solved-check \(\w+\): right on (\d+)/(\d+) solved and (\d+)/(\d+) unsolved", out)
     assert solved_n == unsolved_n == 13
