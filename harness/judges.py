@@ -162,9 +162,10 @@ def yes_no_messages(history: Sequence[Message], question: str) -> list[BaseMessa
     """The conversation up to and including the USER's latest message, then one Yes/No question.
 
     ``history`` ends with that user message. Judged text is escaped and bounded as for the other
-    judges; the question comes last, so the questions of one check share the prompt prefix.
+    judges, under the same system message; the question comes last, so the questions of one
+    check share their prompt up to it with each other and with the turn's user-helpfulness call.
     """
-    return _judged(history, prompts.YES_NO_LATEST, question, prompts.YES_NO_SYSTEM)
+    return _judged(history, prompts.YES_NO_LATEST, question, prompts.JUDGE_SYSTEM)
 
 
 class ConfirmationSolvedCheck:
