@@ -97,8 +97,10 @@ def step_record(action: Action, outcome: Outcome | None) -> dict[str, Any]:
 
 
 def build_tool_loop_graph(agent: ToolAgent, environment: ToolEnvironment, user: AskedUser,
-                          sink: StepSink):
-    """Compile the tool loop over the given collaborators."""
+                          sink: StepSink, checkpointer: Any = None):
+    """Compile the tool loop over the given collaborators. ``checkpointer``: a LangGraph
+    checkpointer, needed when ``user`` pauses the graph with ``interrupt()`` (a person
+    answering live); a batch needs none."""
 
     async def agent_step(state: ToolLoopState) -> dict:
         action = await agent.act(state["case"], state["steps"])
@@ -133,7 +135,7 @@ def build_tool_loop_graph(agent: ToolAgent, environment: ToolEnvironment, user: 
     graph.add_edge(START, "agent_step")
     graph.add_edge("agent_step", "execute")
     graph.add_edge("execute", "record_step")
-    return graph.compile()
+    return graph.compile(checkpointer=checkpointer)
 
 
 def tool_loop_state(interaction_id: str, case: Any, steps: list[dict[str, Any]], model_calls: int,

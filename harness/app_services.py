@@ -1,5 +1,6 @@
 """Everything the live app needs, built from the config: the runtime (models), the store,
-live sessions, studies, the organiser secret and results folders. One per app process."""
+live sessions (SelfScore, and NoisyToolBench with a person as the user), studies, the
+organiser secret and results folders. One per app process."""
 from __future__ import annotations
 
 import hmac
@@ -12,6 +13,7 @@ from harness.compose import ChatModelFactory, Runtime
 from harness.config import Config
 from harness.datasets import DatasetError, load_dataset
 from harness.live import LiveError, LiveSessions, RateLimiter
+from harness.ntb.live import NtbLiveSessions
 from harness.studies import Studies
 from store import StoreReader, StoreWriter
 
@@ -26,6 +28,7 @@ class AppServices:
         self.writer = StoreWriter(config.store)
         self.reader = StoreReader(config.store, must_exist=False)
         self.live = LiveSessions(self.runtime, self.writer, self.reader)
+        self.ntb = NtbLiveSessions(self.runtime, self.writer, self.reader)  # a person as the NTB user
         self.studies = Studies(self.live.store)
         self.secret_generated = False
         secret = organiser_secret or os.environ.get(config.app.organiser_secret_env)

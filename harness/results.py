@@ -88,7 +88,8 @@ def conversation_markdown(reader: StoreReader, live: LiveStore, interaction_id: 
         lines += ["", f"#### Turn {t['turn_index']}", "", f"**User:** {t['user_message']}", "",
                   f"**Agent:** {t['agent_message']}", ""]
         lines += [f"- {_judgment(j)}" for j in by_turn.get(t["turn_index"], [])]
-        lines.append(f"- quality {t['quality']}, cost {t['cost']}, latency {t['latency_ms']:.0f} ms")
+        latency = "n/a" if t["latency_ms"] is None else f"{t['latency_ms']:.0f} ms"  # None: a NoisyToolBench step
+        lines.append(f"- quality {t['quality']}, cost {t['cost']}, latency {latency}")
     return "\n".join(lines) + "\n"
 
 

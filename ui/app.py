@@ -1,5 +1,5 @@
 """The Gradio app: live help-desk sessions, studies, ratings and results (the Organiser tab
-is ``ui/organiser.py``).
+is ``ui/organiser.py``, the NoisyToolBench tab ``ui/ntb_tab.py``).
 
 Thin by design: every handler calls ``harness`` (live sessions, studies, results) and lays
 out what it returns. The only per-browser state is ids (session token, participant pseudonym,
@@ -19,6 +19,7 @@ from graphs.protocols import Message
 from harness.app_services import AppServices
 from harness.live import LiveError, SessionView, reply_spoken
 from harness.studies import CLOSED, CLOSED_MESSAGE
+from ui.ntb_tab import build_ntb_tab
 from ui.organiser import build_organiser
 
 EMPTY_IDS = {"session": "", "participant": "", "study": "", "task": -1, "reply": ""}
@@ -333,6 +334,8 @@ def build_app(services: AppServices) -> gr.Blocks:
                 voice_btn = gr.Button("Send voice message", elem_id="send-voice")
                 status = gr.Markdown(elem_id="status")
                 judge_md = gr.Markdown(visible=show_scores, elem_id="judge-scores")
+
+            build_ntb_tab(services)  # a person as the NoisyToolBench user
 
             with gr.Tab("Organiser", id="organiser"):
                 build_organiser(services)

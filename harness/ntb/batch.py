@@ -101,12 +101,8 @@ class NtbBatch:
         from harness.embeddings import check_embedder
         check_embedder(cfg.ntb.embedding_model)  # a missing model fails before anything is stored
         self.runtime.check_models(self.roles_used())
-        variant = "" if cfg.ntb.agent_variant == "current" else f"+{cfg.ntb.agent_variant}"
-        name = cfg.run.name or f"{cfg.role('agent').label()}{variant}_ntb_{cfg.role('judge').label()}"
-        problems = [{"id": f"{DATASET}:{case_key(c)}", "dataset": DATASET, "task_id": case_key(c),
-                     "question": c.query, "reference_answer": None,
-                     "metadata_json": json.dumps({"category": c.category, "query_id": c.query_id})}
-                    for c in cases]
+        name = cfg.run.name or self.default_name()
+        problems = [problem_row(c) for c in cases]
         return new_run(self.writer, cfg, name, "noisytoolbench", DATASET, scoring_data_sha(),
                        PROTOCOL_VERSIONS[cfg.ntb.agent_variant], scoring.SCORER_VERSION, problems=problems,
                        interactions=lambda run_id: [
@@ -114,25 +110,39 @@ class NtbBatch:
                             "problem_id": f"{DATASET}:{case_key(c)}", "position": pos, "status": "pending"}
                            for pos, c in enumerate(cases)])
 
+    def default_name(self) -> str:
+        """``<agent>[+variant]_ntb_<judge>``."""
+        cfg = self.config
+        variant = "" if cfg.ntb.agent_variant == "current" else f"+{cfg.ntb.agent_variant}"
+        return f"{cfg.role('agent').label()}{variant}_ntb_{cfg.role('judge').label()}"
+
     def roles_used(self) -> list[str]:
         """The roles this run calls: agent, judge, and user / api_simulator when configured."""
         ntb = self.config.ntb
         return ["agent", "judge", *(["user"] if ntb.user == "llm" else []),
                 *(["api_simulator"] if ntb.api_simulator else [])]
 
-    def _graph(self):
+    def graph(self, user=None, checkpointer=None):
+        """The tool loop over the configured agent and API environment; ``user`` defaults to
+        :meth:`tool_user` (a live session passes a person, with a ``checkpointer``)."""
         cfg = self.config
         agent_client = self.runtime.client("agent")
         variant = cfg.ntb.agent_variant
         agent = (TextProtocolAgent(agent_client, cfg.run.judge_retries, variant) if self.protocol() == "text"
                  else NativeToolAgent(agent_client, variant))
-        embedder = self.embedder()
-        user = SimulatedToolUser(embedder, cfg.ntb.threshold, scoring.embedder_id(embedder),
-                                 self.runtime.client("user") if cfg.ntb.user == "llm" else None,
-                                 cfg.ntb.ask_match)
         env = CaseEnvironment(self.runtime.client("api_simulator") if cfg.ntb.api_simulator else None,
                               simulator_first=cfg.ntb.api_fallback == "simulator-first")
-        return build_tool_loop_graph(agent, env, user, StoreStepSink(self.writer))
+        return build_tool_loop_graph(agent, env, user or self.tool_user(), StoreStepSink(self.writer),
+                                     checkpointer=checkpointer)
+
+    def tool_user(self, paraphrase: bool = True) -> SimulatedToolUser:
+        """The simulated user (its question match is also what a live ask step stores);
+        ``paraphrase``: the user role words the clarification when ``ntb.user = "llm"``."""
+        cfg = self.config
+        embedder = self.embedder()
+        return SimulatedToolUser(embedder, cfg.ntb.threshold, scoring.embedder_id(embedder),
+                                 self.runtime.client("user") if paraphrase and cfg.ntb.user == "llm" else None,
+                                 cfg.ntb.ask_match)
 
     def embedder(self):
         from harness.embeddings import embedder_for
@@ -146,7 +156,7 @@ class NtbBatch:
         if not todo:  # killed after its last case: no client (nor engine) is started
             return await finish_run(self.writer, run_id, progress, self.on_progress)
         cases = {case_key(c): c for c in load_cases()}
-        graph = self._graph()
+        graph = self.graph()
         run = self.reader.run(run_id)
         self.on_progress(progress)
         return await run_all(self.writer, run_id, todo, self.config.run.concurrency, progress,
@@ -167,8 +177,7 @@ class NtbBatch:
                     tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
                     {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
                 stop, steps = final["stop_reason"], final["steps"]
-            figures = {**await self.score(case, steps), "agent_variant": cfg.ntb.agent_variant,
-                       "protocol": self.protocol()}
+            figures = await self.case_figures(case, steps)
             self.writer.finish_interaction(iid, "completed", stop, len(steps), run_id=run["id"],
                                            scores=[score_row(iid, figures)])
         except Exception as exc:  # the case fails; the batch goes on and can resume it
@@ -182,11 +191,23 @@ class NtbBatch:
         """Agent calls that returned (failed attempts are stored too, but the loop counts calls)."""
         return sum(1 for c in self.reader.llm_calls(iid) if c["role"] == "agent" and c["error"] is None)
 
+    async def case_figures(self, case: Case, steps: list[dict]) -> dict[str, Any]:
+        """A case's stored figures: :meth:`score` plus the agent variant and protocol."""
+        return {**await self.score(case, steps), "agent_variant": self.config.ntb.agent_variant,
+                "protocol": self.protocol()}
+
     async def score(self, case: Case, steps: list[dict]) -> dict[str, Any]:
         judge = self.runtime.structured_judge("judge")
         ntb = self.config.ntb
         return await scoring.score_case(case, steps, embedder=self.embedder(), threshold=ntb.threshold,
                                         a2_method=ntb.a2_method, judge=judge, ask_match=ntb.ask_match)
+
+
+def problem_row(case: Case) -> dict[str, Any]:
+    """The ``problems`` row of a case (shared by every run that plays it)."""
+    return {"id": f"{DATASET}:{case_key(case)}", "dataset": DATASET, "task_id": case_key(case),
+            "question": case.query, "reference_answer": None,
+            "metadata_json": json.dumps({"category": case.category, "query_id": case.query_id})}
 
 
 def score_row(interaction_id: str, figures: dict[str, Any]) -> dict[str, Any]:

@@ -57,6 +57,8 @@ def export_run(reader: StoreReader, run_id: str, out_dir: Path) -> list[Path]:
     for i in reader.interactions(run_id):
         meta = json.loads(i["metadata_json"] or "{}")
         steps = [_portable(json.loads(t["extra_json"])) for t in reader.turns(i["id"])]
+        if not steps:  # nothing was played (a live session ended before the agent's first step)
+            continue
         transcripts.append({"category": meta["category"], "query_id": meta["query_id"], "steps": steps})
     write_jsonl(out_dir / "transcripts.jsonl", transcripts)
     (out_dir / "summary.json").write_text(json.dumps(scoring.tables(rows), indent=1, default=str))

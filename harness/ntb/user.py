@@ -37,8 +37,10 @@ class SimulatedToolUser:
         self.paraphraser = paraphraser
         self.ask_match = ask_match
 
-    async def reply(self, case: Case, question: str, steps: Sequence[dict[str, Any]],
-                    thought: str | None = None) -> Outcome:
+    def match(self, case: Case, question: str, steps: Sequence[dict[str, Any]],
+              thought: str | None = None) -> dict[str, Any]:
+        """How the asking message compares with the anticipated question: what an ask step
+        stores (``similarity``, ``matched``, ``redundant``, ``repeated`` and the settings)."""
         compared = ask_match_text({"text": question, "thought": thought}, self.ask_match)
         q, expected = self.embedder([compared, case.question_to_ask])
         similarity = cosine(q, expected)
@@ -49,6 +51,12 @@ class SimulatedToolUser:
                   "ask_match": self.ask_match}
         if repeated:
             detail["repeated"] = True
+        return detail
+
+    async def reply(self, case: Case, question: str, steps: Sequence[dict[str, Any]],
+                    thought: str | None = None) -> Outcome:
+        detail = self.match(case, question, steps, thought)
+        matched = detail["matched"]
         if not matched:
             return Outcome(NO_INFO, detail)
         if self.paraphraser is None:

@@ -1,0 +1,481 @@
+"""A person as the NoisyToolBench user, live: the batch's tool loop with a person answering.
+
+A session plays one NoisyToolBench case. The person is shown the case's noisy instruction (what
+they "typed") and, privately, what they really meant (the case's clarification, and what kind
+of noise the instruction has). The configured agent variant runs the batch's own tool loop
+(``graphs/toolloop.py``, built by :meth:`harness.ntb.batch.NtbBatch.graph`) against the offline
+API environment; only the user differs: :class:`PersonToolUser` pauses the graph with
+LangGraph's ``interrupt()`` at each clarifying question, and the person's answer resumes it
+with ``Command(resume=text)`` on the session's thread id.
+
+The store is the record, exactly as in a batch: every finished step is one ``turns`` row
+written by the batch's ``StoreStepSink`` (an ask step also stores the question match against
+the anticipated question, as the simulated user computes it, and ``person: true``), and when
+the session ends its steps are scored by the batch's scorer (``NtbBatch.case_figures``: A1
+against the anticipated question, A2, A3, Re, Steps, with the judge model, prompt version and
+scorer version) into a ``scores`` row of scorer ``noisytoolbench``. Sessions of one agent
+variant and configuration are collected in one run of kind ``live_noisytoolbench``.
+
+If the app restarts, or a session leaves memory after ``app.idle_minutes``, its paused graph
+is rebuilt from the stored steps (as ``ntb run --resume`` does): the agent acts again from
+there, so a question that was shown but not answered may be asked anew; an answer sent from a
+page that shows an older question is refused once, with the new question shown.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import secrets
+import threading
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Sequence
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.types import Command, interrupt
+
+from graphs.toolloop import Action, Outcome, step_record, tool_loop_state
+from harness.batch import new_run
+from harness.circuit import CircuitOpenError
+from harness.compose import Runtime
+from harness.live import LiveError, RateLimiter, clean_message
+from harness.ntb import scoring
+from harness.ntb.agent import PROTOCOL_VERSIONS
+from harness.ntb.batch import DATASET, NtbBatch, StoreStepSink, problem_row, score_row, scoring_data_sha
+from harness.ntb.cases import Case, CaseError, load_case, load_cases
+from harness.ntb.user import SimulatedToolUser
+from harness.retry import ModelCallError
+from store import StoreReader, StoreWriter
+from store.live import LiveStore
+from store.schema import StoreError
+
+log = logging.getLogger(__name__)
+
+MODE = "ntb_user"
+"""The ``live_sessions.mode`` of a session in which a person is the NoisyToolBench user."""
+RUN_KIND = "live_noisytoolbench"
+
+NOISE = {
+    "IMKI": "Your instruction leaves out a piece of information the APIs need.",
+    "IMR": "Your instruction can be read in more than one way: it could refer to more than one thing.",
+    "IwE": "Your instruction contains an error (a wrong value or name).",
+    "IBTC": "Your instruction asks for something the offered APIs cannot do.",
+}
+"""What is wrong with the instruction of each category (shown to the person, privately)."""
+
+
+def _anon(session_id: str) -> str:
+    return "anon-" + hashlib.sha256(session_id.encode()).hexdigest()[:12]
+
+
+class PersonToolUser:
+    """Implements ``graphs.toolloop.AskedUser``: a person answers the agent's question.
+
+    The graph pauses at ``interrupt()`` until the person's answer resumes it. The ask step
+    stores what the simulated user would store about the question (``matcher.match``: the
+    similarity with the anticipated question, ``matched``, ``redundant``, the settings), so
+    the step row is a batch row; the reply is the person's own words."""
+
+    def __init__(self, matcher: SimulatedToolUser):
+        self.matcher = matcher
+
+    async def reply(self, case: Case, question: str, steps: Sequence[dict[str, Any]],
+                    thought: str | None = None) -> Outcome:
+        # interrupt() first: on resume the node runs again and the match is computed once
+        text = interrupt({"awaiting": "answer", "question": question})
+        return Outcome(text, {**self.matcher.match(case, question, steps, thought), "person": True})
+
+
+@dataclass
+class NtbSessionView:
+    """Everything the page shows of one session."""
+
+    session_id: str
+    case: str                 # e.g. "IMKI/2"
+    category: str
+    instruction: str          # the noisy instruction: what the person "typed"
+    meaning: str              # private: what they really meant (the case's clarification)
+    noise: str                # private: what is wrong with the instruction
+    status: str               # active | ended | abandoned
+    steps: list[dict[str, Any]]   # the stored steps, in order
+    question: str | None      # the agent's question waiting for the person's answer
+    paused: bool              # active, nothing waiting in memory: continue() lets the agent go on
+    stop_reason: str | None   # answered | max_steps | max_model_calls | user_ended
+    scores: dict[str, Any] | None  # the stored score figures, once ended
+    agent_variant: str
+    max_steps: int
+
+
+class NtbLiveSessions:
+    """Starts, continues and ends live NoisyToolBench sessions; one per process (one writer)."""
+
+    def __init__(self, runtime: Runtime, writer: StoreWriter, reader: StoreReader,
+                 clock: Callable[[], float] = time.monotonic):
+        self.runtime = runtime
+        self.config = runtime.config
+        self.writer, self.reader = writer, reader
+        self.store = LiveStore(writer, reader)
+        self.batch = NtbBatch(runtime, writer, reader)
+        # the paused graph's state holds the loop's own records and the case: allow exactly those
+        self.checkpointer = InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=[
+            ("graphs.toolloop", "Action"), ("graphs.toolloop", "Outcome"),
+            ("graphs.protocols", "LLMCall"), ("harness.ntb.cases", "Case")]))
+        self.limiter = RateLimiter(self.config.app.messages_per_minute, clock)
+        self.clock = clock
+        self._matcher: SimulatedToolUser | None = None
+        self._cases: dict[str, Case] = {}
+        self._graphs: dict[str, Any] = {}      # session -> its tool loop (its own API environment)
+        self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._touched: dict[str, float] = {}
+        self._last_sweep = clock()
+        self._run_id: str | None = None
+        self._create_lock = threading.Lock()
+
+    # -- the run ----------------------------------------------------------------------------
+    def run_id(self) -> str:
+        """The run that collects this configuration's sessions (created, after checking the
+        models, on first use). Its id names the agent variant and a digest of everything that
+        changes the figures (the agent, judge and API-simulator models, the protocol, the step
+        caps and the scoring settings), so sessions under another configuration never mix."""
+        if self._run_id:
+            return self._run_id
+        cfg, ntb = self.config, self.config.ntb
+        settings = {role: cfg.role(role).model_dump(mode="json") for role in ("agent", "judge", "api_simulator")}
+        settings["ntb"] = ntb.model_dump(mode="json", exclude={"categories", "ids", "per_category", "user"})
+        settings["protocol"] = self.batch.protocol()
+        digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
+        run_id = f"live-ntb-{ntb.agent_variant}-{digest}"
+        with self._create_lock:
+            try:
+                self.reader.run(run_id)
+            except StoreError:  # not there yet: check the models before storing anything
+                from harness.embeddings import EmbeddingModelMissing, check_embedder
+                from harness.model_files import ModelFileError
+                try:
+                    check_embedder(ntb.embedding_model)
+                    self.runtime.check_models([r for r in self.batch.roles_used() if r != "user"])
+                except (EmbeddingModelMissing, ModelFileError) as exc:  # they name the install command
+                    raise LiveError(f"NoisyToolBench sessions cannot start: {exc}") from exc
+                new_run(self.writer, cfg, "live-ntb:" + self.batch.default_name(), RUN_KIND, DATASET,
+                        scoring_data_sha(), PROTOCOL_VERSIONS[ntb.agent_variant], scoring.SCORER_VERSION,
+                        run_id=run_id)
+            self._run_id = run_id
+        return run_id
+
+    @property
+    def matcher(self) -> SimulatedToolUser:
+        if self._matcher is None:
+            self._matcher = self.batch.tool_user(paraphrase=False)
+        return self._matcher
+
+    def _graph(self, session_id: str):
+        if session_id not in self._graphs:
+            self._graphs[session_id] = self.batch.graph(PersonToolUser(self.matcher), self.checkpointer)
+        return self._graphs[session_id]
+
+    # -- cases ------------------------------------------------------------------------------
+    @staticmethod
+    def case(key: str | None) -> Case:
+        """The case ``key`` names (``IMKI/3``; the category's letter case does not matter), or
+        a random one of the 200 when ``key`` is empty.
+
+        Raises:
+            LiveError: a malformed or unknown case id, naming the valid form.
+        """
+        text = (key or "").strip()
+        if not text:
+            return secrets.choice(load_cases())
+        cat, sep, number = text.partition("/")
+        canonical = {c.lower(): c for c in scoring.CATEGORIES}.get(cat.strip().lower())
+        try:
+            if sep and canonical is not None:
+                return load_case(f"{canonical}/{number.strip()}")
+        except CaseError:
+            pass
+        raise LiveError(f"Unknown NoisyToolBench case {text!r}. Enter a case id as "
+                        "CATEGORY/NUMBER, e.g. IMKI/3 (categories IMKI, IMR, IwE, IBTC; "
+                        "numbers 1-50), or leave it empty for a random case.")
+
+    def _case_of(self, key: str) -> Case:
+        """A stored session's case (parsed once per process)."""
+        if key not in self._cases:
+            self._cases[key] = load_case(key)
+        return self._cases[key]
+
+    # -- sessions ---------------------------------------------------------------------------
+    async def start(self, case_key: str | None = None, participant_id: str | None = None,
+                    study_id: str = "free") -> AsyncIterator[NtbSessionView]:
+        """:meth:`open` a session and :meth:`begin` it (yields a view after each step)."""
+        session_id = self.open(case_key, participant_id, study_id)
+        async for view in self.begin(session_id):
+            yield view
+
+    def open(self, case_key: str | None = None, participant_id: str | None = None,
+             study_id: str = "free") -> str:
+        """Store a new session on case ``case_key`` (empty: a random case): its problem (the
+        batch's row), interaction and session rows. No model is called. Returns its token.
+
+        Raises:
+            LiveError: an unknown case id, or a model that is not installed.
+        """
+        case = self.case(case_key)
+        run_id = self.run_id()
+        with self._create_lock:
+            self.writer.upsert_problems([problem_row(case)])
+            iid = f"{run_id}:{case.key}:{uuid.uuid4().hex[:8]}"
+            self.writer.start_interaction({
+                "id": iid, "run_id": run_id, "problem_id": f"{DATASET}:{case.key}",
+                "position": self.store.count_interactions(run_id), "status": "running"})
+            return self.store.create_session({
+                "study_id": study_id, "participant_id": participant_id, "run_id": run_id,
+                "interaction_id": iid, "mode": MODE, "agent": self.config.ntb.agent_variant,
+                "task_id": case.key})
+
+    async def begin(self, session_id: str, participant_id: str | None = None) -> AsyncIterator[NtbSessionView]:
+        """Run the agent until it asks the person, answers or hits a cap; yields the session
+        after each stored step (the API calls and observations as they happen)."""
+        async for view in self.proceed(session_id, participant_id):
+            yield view
+
+    async def proceed(self, session_id: str, participant_id: str | None = None) -> AsyncIterator[NtbSessionView]:
+        """Let the agent go on from the stored steps when its loop is not in memory (a new
+        session, after an app restart, an idle period or a model failure); yields the session
+        after each stored step, then once more.
+
+        Raises:
+            LiveError: no such session, an ended session, or a model that did not answer.
+        """
+        self._active(session_id, participant_id)  # before a lock is made for the id
+        async with self._locks[session_id]:
+            sess = self._active(session_id, participant_id)
+            async with self._model_failures(session_id):
+                async for _ in self._rebuild(sess):
+                    yield await self.view(session_id)
+        yield await self.view(session_id)
+
+    async def answer(self, session_id: str, text: Any, participant_id: str | None = None,
+                     question: str | None = None) -> AsyncIterator[NtbSessionView]:
+        """The person's answer to the agent's waiting question; yields the session after each
+        step the agent then takes (and stores), then once more. ``question``: the question the
+        page showed; an answer to another question is refused (the session was restored and
+        the agent asked anew), and so is one sent right after a restore without ``question``.
+
+        Raises:
+            LiveError: an empty or bad answer, the rate limit, no such session, an ended
+                session, no question waiting, or a model that did not answer.
+        """
+        if text is None or (isinstance(text, str) and not text.strip()):
+            raise LiveError("Type your answer to the agent's question first: the answer is empty.")
+        text = clean_message(text, self.config.app.max_message_chars)
+        self._active(session_id, participant_id)
+        self.limiter.check(participant_id or session_id)
+        async with self._locks[session_id]:
+            sess = self._active(session_id, participant_id)
+            async with self._model_failures(session_id):
+                rebuilt = False
+                async for _ in self._rebuild(sess):
+                    rebuilt = True
+                pending = await self._pending(session_id)
+                if pending is None:
+                    sess = self._session(session_id)
+                    if sess["status"] != "active":
+                        raise self._ended_error(sess)
+                    raise LiveError("The agent is not asking you anything right now (it is "
+                                    "working, or waits to be continued): wait for its question, "
+                                    "or press Continue.")
+                if (question is not None and question.strip() != pending.text.strip()) or \
+                        (question is None and rebuilt):
+                    raise LiveError("The agent's question has changed (the session was restored "
+                                    "and the agent asked anew, or this page was out of date). Read "
+                                    "its new question and send your answer again.")
+                async for _ in self._stream(sess, Command(resume=text)):
+                    yield await self.view(session_id)
+        yield await self.view(session_id)
+
+    async def end(self, session_id: str, participant_id: str | None = None) -> NtbSessionView:
+        """The person ends the session; it is scored from its stored steps (the batch's
+        scorer). A question waiting for an answer is stored as an unanswered ask step (it
+        was asked: it counts in A1, Re and Steps as in a batch).
+
+        Raises:
+            LiveError: no such session, an ended session, or a judge that did not answer.
+        """
+        self._active(session_id, participant_id)  # before a lock is made for the id
+        async with self._locks[session_id]:
+            sess = self._active(session_id, participant_id)
+            async with self._model_failures(session_id):
+                pending = await self._pending(session_id)
+                if pending is not None:
+                    self._store_unanswered(sess, pending)
+                    self.checkpointer.delete_thread(session_id)
+                await self._finish(sess, "user_ended")
+        return await self.view(session_id)
+
+    # -- the loop ---------------------------------------------------------------------------
+    def _thread(self, session_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": session_id},
+                "recursion_limit": 3 * self.config.ntb.max_steps + 10}
+
+    async def _stream(self, sess: dict[str, Any], graph_input: Any) -> AsyncIterator[None]:
+        """Run the session's loop on ``graph_input`` (a start state or a resume); yield after
+        each stored step; when the loop ends, finish and score the session."""
+        graph = self._graph(sess["id"])
+        async for update in graph.astream(graph_input, self._thread(sess["id"]), stream_mode="updates"):
+            if "record_step" in update:
+                yield
+        snapshot = await graph.aget_state(self._thread(sess["id"]))
+        if not snapshot.next:  # the loop ended: answered, max_steps or max_model_calls
+            await self._finish(sess, snapshot.values.get("stop_reason"))
+
+    async def _rebuild(self, sess: dict[str, Any]) -> AsyncIterator[None]:
+        """When the session's loop is not in memory, start it from the stored steps (as a
+        batch resume does) and run it to the next question or the end; yields after each
+        stored step. Nothing happens when the loop is paused in memory, or after the person
+        ended the session while its scoring was left to do (the last step is unanswered)."""
+        self._touch(sess["id"])
+        snapshot = await self._graph(sess["id"]).aget_state(self._thread(sess["id"]))
+        if snapshot.next:
+            return
+        iid, ntb = sess["interaction_id"], self.config.ntb
+        steps = self._steps(iid)
+        if steps and steps[-1].get("unanswered"):
+            return
+        stop = ("answered" if steps and steps[-1]["type"] == "answer"
+                else "max_steps" if len(steps) >= ntb.max_steps else None)
+        if stop:  # stopped after its last step was stored, before it was scored
+            await self._finish(sess, stop)
+            return
+        state = tool_loop_state(iid, self._case_of(sess["task_id"]), steps, self.batch._model_calls(iid),
+                                ntb.max_steps, ntb.max_model_calls)
+        async for _ in self._stream(sess, state):
+            yield
+
+    async def _pending(self, session_id: str) -> Action | None:
+        """The agent's question waiting in the paused loop, if any."""
+        graph = self._graphs.get(session_id)
+        if graph is None:
+            return None
+        snapshot = await graph.aget_state(self._thread(session_id))
+        action = snapshot.values.get("action") if snapshot.next == ("execute",) else None
+        return action if action is not None and action.kind == "ask" else None
+
+    def _store_unanswered(self, sess: dict[str, Any], action: Action) -> None:
+        iid = sess["interaction_id"]
+        steps = self._steps(iid)
+        step = step_record(action, None)
+        step.update({**self.matcher.match(self._case_of(sess["task_id"]), action.text, steps, action.thought),
+                     "person": True, "unanswered": True})
+        StoreStepSink(self.writer).save_step(iid, len(steps) + 1, step, action.calls)
+
+    async def _finish(self, sess: dict[str, Any], stop_reason: str | None) -> None:
+        """Finish the interaction and the session; score it as a batch case is scored."""
+        iid = sess["interaction_id"]
+        steps = self._steps(iid)
+        if not steps:
+            self.writer.finish_interaction(iid, "abandoned", stop_reason, 0,
+                                           error="ended before the agent's first step")
+            self.store.end_session(sess["id"], "abandoned")
+        else:
+            figures = await self.batch.case_figures(self._case_of(sess["task_id"]), steps)
+            self.writer.finish_interaction(iid, "completed", stop_reason, len(steps),
+                                           run_id=sess["run_id"], scores=[score_row(iid, figures)])
+            self.store.end_session(sess["id"], "ended")
+        self._forget(sess["id"])
+
+    @contextlib.asynccontextmanager
+    async def _model_failures(self, session_id: str):
+        """A model that fails for good (after its retries) or an open circuit breaker: the
+        step in flight is dropped (nothing of it was stored), the paused loop leaves memory,
+        and the person is told to continue (the loop is rebuilt from the stored steps)."""
+        try:
+            yield
+        except LiveError:
+            raise
+        except (CircuitOpenError, Exception) as exc:  # CircuitOpenError is a BaseException
+            if not isinstance(exc, (ModelCallError, CircuitOpenError)):
+                log.exception("live NoisyToolBench session %s: a step failed", _anon(session_id))
+            self.checkpointer.delete_thread(session_id)
+            raise LiveError("The model did not answer (" + str(exc).splitlines()[0][:200] + "). "
+                            "Every finished step is stored, your answers included: press "
+                            "Continue (or End) in a moment.") from None
+
+    # -- memory -----------------------------------------------------------------------------
+    def _touch(self, session_id: str) -> None:
+        now = self._touched[session_id] = self.clock()
+        if now - self._last_sweep >= 60.0:
+            self._last_sweep = now
+            self.evict_idle()
+
+    def evict_idle(self) -> list[str]:
+        """Drop the paused loops of sessions idle for ``app.idle_minutes`` (none with a step in
+        flight); returns their ids. The next request rebuilds a loop from the store."""
+        cutoff = self.clock() - self.config.app.idle_minutes * 60.0
+        idle = [s for s, last in list(self._touched.items())
+                if last <= cutoff and not (s in self._locks and self._locks[s].locked())]
+        for session_id in idle:
+            self._forget(session_id)
+        return idle
+
+    def _forget(self, session_id: str) -> None:
+        self.checkpointer.delete_thread(session_id)
+        self._graphs.pop(session_id, None)
+        self._locks.pop(session_id, None)
+        self._touched.pop(session_id, None)
+        self.limiter.forget(session_id)
+
+    # -- reading ----------------------------------------------------------------------------
+    def _session(self, session_id: str, participant_id: str | None = None) -> dict[str, Any]:
+        sess = self.store.session(session_id) if session_id else None
+        if sess is None or sess["mode"] != MODE or (
+                participant_id is not None and sess["participant_id"] != participant_id):
+            raise LiveError("No such NoisyToolBench session for you. Start a case.")
+        return sess
+
+    def _active(self, session_id: str, participant_id: str | None = None) -> dict[str, Any]:
+        sess = self._session(session_id, participant_id)
+        if sess["status"] != "active":
+            raise self._ended_error(sess)
+        return sess
+
+    def _ended_error(self, sess: dict[str, Any]) -> LiveError:
+        row = self.reader.interaction(sess["interaction_id"]) or {}
+        why = {"answered": "the agent gave its final answer", "max_steps": "the step limit was reached",
+               "max_model_calls": "the agent's call limit was reached",
+               "user_ended": "you ended it"}.get(row.get("stop_reason"), row.get("stop_reason") or "it was ended")
+        return LiveError(f"This NoisyToolBench session has already ended ({why}) and is scored. "
+                         "Start a new case to play again.")
+
+    def _steps(self, interaction_id: str) -> list[dict[str, Any]]:
+        return [json.loads(t["extra_json"]) for t in self.reader.turns(interaction_id)]
+
+    def scores(self, interaction_id: str) -> dict[str, Any] | None:
+        """The session's stored NoisyToolBench figures (None before it is scored)."""
+        rows = self.store._rows("SELECT figures_json FROM scores WHERE interaction_id=? AND scorer=? "
+                                "ORDER BY id DESC LIMIT 1", (interaction_id, scoring.SCORER_NAME))
+        return json.loads(rows[0]["figures_json"]) if rows else None
+
+    async def view(self, session_id: str, participant_id: str | None = None) -> NtbSessionView:
+        """The session as the page shows it (reads only; calls no model)."""
+        sess = self._session(session_id, participant_id)
+        case = self._case_of(sess["task_id"])
+        iid = sess["interaction_id"]
+        steps = self._steps(iid)
+        question, paused = None, False
+        if sess["status"] == "active":
+            pending = await self._pending(session_id)
+            question = pending.text if pending else None
+            working = session_id in self._locks and self._locks[session_id].locked()
+            ending = bool(steps) and bool(steps[-1].get("unanswered"))
+            paused = pending is None and not working and not ending
+        row = self.reader.interaction(iid) or {}
+        return NtbSessionView(
+            session_id, case.key, case.category, case.query, case.clarification, NOISE[case.category],
+            sess["status"], steps, question, paused, row.get("stop_reason"),
+            self.scores(iid) if sess["status"] == "ended" else None,
+            sess["agent"], self.config.ntb.max_steps)
