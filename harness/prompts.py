@@ -17,7 +17,9 @@ from __future__ import annotations
 # and the complexity prompt names typical levels of help-desk problems: without them the 1.5B
 # rated 3 of 10 real troubleshooting problems of a batch 1/1/1 ("The problem is straightforward"
 # for a Hardy install missing from GRUB, a Prism54 card, sound not working); and the simulated
-# user is told never to make up version numbers (the asker of a 2007 thread said "Ubuntu 20.04")
+# user is told never to make up version numbers (the asker of a 2007 thread said "Ubuntu 20.04");
+# and the solved-check's questions are asked under JUDGE_SYSTEM with the user-helpfulness
+# prompt's prefix (they re-evaluated ~700 prompt tokens a turn)
 PROMPT_VERSION = "selfscore-p8"
 
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
