@@ -120,7 +120,7 @@ class Runtime:
 
     def llm_agent(self, kind: str) -> Agent:
         """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``."""
-        system = prompts.agent_system(self.config.run.agent_reply_words)
+        system = prompts.agent_system(self.config.run.agent_reply_sentences)
         if kind == "rag":
             from harness.rag import RagAgent
             return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k,

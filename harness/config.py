@@ -119,9 +119,9 @@ class RunConfig(_Strict):
         "plain", description="plain: the paper's agent; rag: the same with retrieved knowledge-base "
         "passages; human: replay each task's agent_replies (human baseline); replay: a stored "
         "run's replies (set by rejudge)")
-    agent_reply_words: int = Field(
-        100, ge=0, le=2000, description="the plain and RAG agents' system prompt asks for replies "
-        "of at most this many words (0: the paper's prompt verbatim, no bound)")
+    agent_reply_sentences: int = Field(
+        3, ge=0, le=50, description="the plain and RAG agents' system prompt asks for replies of "
+        "at most this many short sentences with one next step (0: the paper's prompt verbatim)")
     stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
     solved_check: Literal["confirmation", "verdict"] = Field(
         "confirmation", description="confirmation: does the user's latest message say the "

@@ -10,8 +10,8 @@ from __future__ import annotations
 # p7: prompt texts as p6; the decisions around them changed (the solved-check's agent-like veto,
 # the simulated user's outcome thresholds with the real fix's terms, its regeneration sampling
 # and rules), so judgments and simulated conversations differ from p6's (docs/selfscore.md)
-# p8: as p7, and the agent's system prompt bounds its reply (run.agent_reply_words, default 100
-# words; 0 = the paper's text verbatim): on the 1.5B, 22 of 48 replies of the paper's verbatim
+# p8: as p7, and the agent's system prompt bounds its reply (run.agent_reply_sentences, default 3;
+# 0 = the paper's text verbatim): on the 1.5B, 22 of 48 replies of the paper's verbatim
 # prompt ran into the 320-token cap mid-sentence as multi-step lists, and each agent token is
 # read again by the user simulator and the judges (docs/selfscore.md, "The agent")
 # and the complexity prompt names typical levels of help-desk problems: without them the 1.5B
@@ -75,14 +75,19 @@ AGENT_SYSTEM = (
     "to contact external or professional services. Never suggest contacting external or "
     "professional services."
 )
-# Appended to AGENT_SYSTEM when run.agent_reply_words > 0 (see agent_system)
-AGENT_REPLY_BOUND = " Keep each reply short: at most {words} words."
+# Appended to AGENT_SYSTEM when run.agent_reply_sentences > 0 (see agent_system). Measured on the
+# first replies to 4 real IRC questions with the 1.5B (temperature 0.3): the paper's prompt
+# 218 tokens mean, 22 of 48 batch replies at the 320 cap; "Keep each reply short: at most 100
+# words." was ignored (320 and 282 tokens, numbered lists); "Reply in at most three sentences:
+# give only the single most likely next step, no list." 39-223; this text 35-88.
+AGENT_REPLY_BOUND = (" Answer in at most {sentences} short sentences. Give only the one most likely "
+                     "next step, never a numbered list.")
 
 
-def agent_system(reply_words: int = 0) -> str:
+def agent_system(reply_sentences: int = 0) -> str:
     """The plain agent's system prompt: the paper's text, plus a reply-length bound when
-    ``reply_words`` > 0."""
-    return AGENT_SYSTEM + (AGENT_REPLY_BOUND.format(words=reply_words) if reply_words > 0 else "")
+    ``reply_sentences`` > 0."""
+    return AGENT_SYSTEM + (AGENT_REPLY_BOUND.format(sentences=reply_sentences) if reply_sentences > 0 else "")
 
 # --- the simulated user grounded in the real thread (p6, docs/selfscore.md) ----------------
 # The simulated user gets a hidden scenario: the true underlying problem, the fix that worked in

@@ -117,10 +117,11 @@ def test_agent_reply_bound_is_a_setting_and_zero_keeps_the_papers_prompt(tmp_pat
     bounded = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite")}),
                       fake_factory(default_responder()))
     verbatim = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite"),
-                                              "run": {"agent_reply_words": 0}}),
+                                              "run": {"agent_reply_sentences": 0}}),
                        fake_factory(default_responder()))
     try:
-        assert bounded.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM + " Keep each reply short: at most 100 words."
+        assert bounded.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM + (
+            " Answer in at most 3 short sentences. Give only the one most likely next step, never a numbered list.")
         assert verbatim.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM
     finally:
         bounded.close()

@@ -116,7 +116,7 @@ class Naive:
                             'as {"reason": str, "score": int}.')
             chat = [{"role": "user" if who == "USER" else "assistant", "content": t} for who, t in history]
             history.append(("AGENT", await self.call(
-                http, "agent", prompts.agent_system(self.config.run.agent_reply_words), chat)))
+                http, "agent", prompts.agent_system(self.config.run.agent_reply_sentences), chat)))
             text = "\n".join(f"{who}: {t}" for who, t in history)
             await self.call(http, "judge", NAIVE_JUDGE_SYSTEM,
                             f"Conversation:\n{text}\nRate the latest AGENT message's helpfulness 1-10 "
@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=2)
     parser.add_argument("--turns", type=int, default=3)
-    parser.add_argument("--agent-reply-words", type=int, default=None,
-                        help="run.agent_reply_words for both loops (default: the config's; 0: the paper's prompt)")
+    parser.add_argument("--agent-reply-sentences", type=int, default=None,
+                        help="run.agent_reply_sentences for both loops (default: the config's; 0: the paper's prompt)")
     parser.add_argument("--base-url", help="an already running server for every role (default: embedded)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             "store": str(Path(tmp) / "bench.sqlite"), "roles": roles,
             "run": {"limit": args.tasks, "max_turns": args.turns, "concurrency": args.tasks,
                     "stop_on_solved": False,
-                    **({} if args.agent_reply_words is None else {"agent_reply_words": args.agent_reply_words})}})
+                    **({} if args.agent_reply_sentences is None else {"agent_reply_sentences": args.agent_reply_sentences})}})
         full = load_dataset(cfg.run.dataset)
         dataset = Dataset(full.name, full.path, full.sha256, full.tasks[: args.tasks])
         with Runtime(cfg) as runtime:
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             naive = asyncio.run(naive_loop(runtime, dataset, args.turns))
     print(f"\nOne SelfScore turn on {cfg.role('agent').model}, {args.tasks} tasks x {args.turns} turns, "
           f"{cfg.engine.threads} threads, {args.tasks} conversations at once, agent reply bound "
-          f"{cfg.run.agent_reply_words or 'none'} words\n")
+          f"{cfg.run.agent_reply_sentences or 'none'} sentences\n")
     print(f"| figure | deskbench | naive | naive/deskbench |\n|---|---|---|---|")
     for key in ours:
         ratio = naive[key] / ours[key] if ours[key] else float("nan")
