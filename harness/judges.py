@@ -173,9 +173,11 @@ class ConfirmationSolvedCheck:
 
     P(the user says this problem is fixed) is the mean P(yes) of one Yes/No question about the
     user's latest message in two phrasings (token log-probabilities); solved when it is at
-    least ``threshold`` and no rule finds the problem persisting, the fix untried or a new
-    question first (``harness.user_checks.persisting_cues``), nor a message that reads like
-    the agent's (``agent_cues``: steps, code, instructions). The agent's latest reply does not
+    least ``threshold``. The rules come first and decide alone, with no question asked, when
+    they find the problem persisting, the fix untried or a new question first
+    (``harness.user_checks.persisting_cues``), a message that reads like the agent's
+    (``agent_cues``: steps, code, instructions), or no result reported at all (``result_cues``:
+    "I changed the permissions." says what was done, not that it works). The agent's latest reply does not
     decide: a fix counts once the user reports that it worked (the simulated user reports so only
     when the fix addresses the hidden cause). Turn 1 is never solved: the user has not answered
     an agent message yet. The probabilities and the cues are stored with the judgment.
@@ -192,7 +194,7 @@ class ConfirmationSolvedCheck:
         self.manipulation_defence = manipulation_defence
 
     async def judge(self, problem: Problem, history: Sequence[Message]) -> Judgment:
-        from harness.user_checks import agent_cues, persisting_cues
+        from harness.user_checks import agent_cues, persisting_cues, result_cues
 
         base = dict(kind="solved", model=self.client.model_name, prompt_version=prompts.PROMPT_VERSION)
         upto_user = list(history[:-1]) if history and history[-1].role == "agent" else list(history)
@@ -200,6 +202,14 @@ class ConfirmationSolvedCheck:
             return Judgment(**base, status="ok", value=False,
                             reason="the user has not answered an agent message yet",
                             parsed={"method": "confirmation", "skipped": "first turn"})
+        message = upto_user[-1].content
+        cues, like_agent, results = persisting_cues(message), agent_cues(message), result_cues(message)
+        if cues or like_agent or not results:  # the rules decide: no question is asked
+            vetoes = ([repr(c) for c in cues[:3]] + [f"reads like the agent ({c!r})" for c in like_agent[:1]]
+                      + ([] if results else ["no result reported"]))
+            return Judgment(**base, status="ok", value=False, reason="not solved: " + ", ".join(vetoes),
+                            parsed={"method": "confirmation", "decided_by": "rules", "persisting_cues": cues,
+                                    "agent_cues": like_agent, "result_cues": results, "solved": False})
         statement = escape_judged_text(problem.problem_statement or problem.question)
         seen, removed = neutralised_history(upto_user) if self.manipulation_defence else (upto_user, None)
         calls, raws, answers = [], [], {}
@@ -216,19 +226,14 @@ class ConfirmationSolvedCheck:
             return Judgment(**base, status="failed", value=None, raw=raws, calls=calls,
                             error=f"{type(exc).__name__}: {exc}"[:500])
         p_confirmed = round(sum(answers.values()) / len(answers), 4)
-        cues = persisting_cues(upto_user[-1].content)
-        # a "user" message that reads like the agent's (its steps, its code) confirms nothing: in
-        # a batch a simulated user that copied the agent's steps was judged solved at P 0.51
-        like_agent = agent_cues(upto_user[-1].content)
-        solved = p_confirmed >= self.threshold and not cues and not like_agent
-        vetoes = [repr(c) for c in cues[:3]] + [f"reads like the agent ({c!r})" for c in like_agent[:1]]
-        reason = (f"user says it is fixed: P(yes)={p_confirmed:.2f}"
-                  + (f"; but: {', '.join(vetoes)}" if vetoes else ""))
+        solved = p_confirmed >= self.threshold
+        reason = f"user says it is fixed: P(yes)={p_confirmed:.2f}"
         return _with_defence(Judgment(
             **base, status="ok", value=solved, reason=reason, raw=raws, calls=calls,
-            parsed={"method": "confirmation", "p_confirmed": p_confirmed, **{
+            parsed={"method": "confirmation", "decided_by": "questions", "p_confirmed": p_confirmed, **{
                     f"p_{k}": v for k, v in answers.items()}, "threshold": self.threshold,
-                    "persisting_cues": cues, "agent_cues": like_agent, "solved": solved}), removed)
+                    "persisting_cues": cues, "agent_cues": like_agent, "result_cues": results,
+                    "solved": solved}), removed)
 
 
 class SelfScoreJudges:

@@ -98,6 +98,19 @@ def strip_copied_instructions(message: str) -> tuple[str, list[str]]:
     return (" ".join(kept) if cut else message), cut
 
 
+# --- a result reported at all: a message that only says a step was done confirms nothing -----
+_RESULT_RE = re.compile(r"\b(?:again|now|stopped|perfect|did it|did the trick|that did|online|shows?|back)\b", re.I)
+
+
+def result_cues(message: str) -> list[str]:
+    """Words by which the message reports a result (success words, "again", "now", "stopped",
+    "shows", ...), negated or not; none when it only says what the user did ("I have changed the
+    permissions ... and ensured that the files are owned by my account user": a batch's
+    solved-check took that for a confirmation at P(yes) 0.56)."""
+    message = message or ""
+    return [m.group(0) for m in (*_SUCCESS_RE.finditer(message), *_RESULT_RE.finditer(message))]
+
+
 def persisting_cues(message: str) -> list[str]:
     """Phrases saying the problem is still there, the fix is not tried yet, or a new question
     comes first ("still", "same error", "didn't work", "I'll try", "before I try", ...)."""

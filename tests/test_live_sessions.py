@@ -47,7 +47,7 @@ async def test_user_mode_turns_are_judged_and_stored_like_batch_turns(live):
     assert {"complexity", "user_helpfulness", "agent_helpfulness", "solved"} <= kinds
     # the solved-check fires at the third agent reply: the session ends and is scored
     await send(live, view.session_id, "Still drops.")
-    view = (await send(live, view.session_id, "Tried it."))[-1].view
+    view = (await send(live, view.session_id, "Tried it, it works now."))[-1].view
     assert view.status == "ended" and view.stop_reason == "solved" and len(view.turns) == 3
     scores = live.reader.scores(sess["run_id"])
     assert len(scores) == 1 and scores[0]["figures"]["solved"]
