@@ -78,6 +78,20 @@ async def test_a_persisting_problem_vetoes_a_confident_confirmation(message):
     assert j.ok and j.value is False and j.parsed["persisting_cues"]
 
 
+@pytest.mark.parametrize("message,solved", [
+    ("I have changed the permissions of the .ssh directory to 700 and ensured the files are mine.", False),
+    ("I restarted the spooler service.", False),
+    ("I restarted the spooler service and the test page came out again.", True),
+    ("Outlook stopped asking for the password.", True),
+])
+async def test_a_message_that_reports_no_result_is_not_solved_and_asks_nothing(message, solved):
+    judge_client, model = client(answers("Yes", "Yes"))
+    history = [*CONVERSATION[:2], Message("user", message), Message("agent", "OK.")]
+    j = await ConfirmationSolvedCheck(judge_client).judge(PROBLEM, history)
+    assert j.ok and j.value is solved
+    assert (j.parsed["decided_by"], model.calls) == (("questions", 2) if solved else ("rules", 0))
+
+
 async def test_turn_one_is_never_solved_and_costs_no_call():
     judge_client, model = client(answers("Yes", "No"))
     j = await ConfirmationSolvedCheck(judge_client).judge(PROBLEM, CONVERSATION[:2])
