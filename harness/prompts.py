@@ -14,10 +14,8 @@ from __future__ import annotations
 # 0 = the paper's text verbatim): on the 1.5B, 22 of 48 replies of the paper's verbatim
 # prompt ran into the 320-token cap mid-sentence as multi-step lists, and each agent token is
 # read again by the user simulator and the judges (docs/selfscore.md, "The agent")
-# and the complexity prompt names typical levels of help-desk problems: without them the 1.5B
-# rated 3 of 10 real troubleshooting problems of a batch 1/1/1 ("The problem is straightforward"
-# for a Hardy install missing from GRUB, a Prism54 card, sound not working); and the simulated
-# user is told never to make up version numbers (the asker of a 2007 thread said "Ubuntu 20.04");
+# (the complexity prompt is p7's: a line of typical levels was tried and dropped, see
+# docs/selfscore.md "Judge sanity"); and the simulated user is told never to make up version numbers (the asker of a 2007 thread said "Ubuntu 20.04");
 # and the solved-check's questions are asked under JUDGE_SYSTEM with the user-helpfulness
 # prompt's prefix (they re-evaluated ~700 prompt tokens a turn)
 PROMPT_VERSION = "selfscore-p8"
@@ -225,5 +223,4 @@ COMPLEXITY = """Rate the complexity of this help-desk problem, relative to the e
 - critical_thinking: how much critical thinking solving it requires (1: a single obvious step; 10: deep multi-step diagnosis).
 - error_handling: how likely an error is while solving it, how significant, how hard to recover from (1: harmless, nothing can go wrong; 10: risky, errors can lose data or break the system).
 - topic_knowledge: how much specialised topic knowledge it requires (1: everyday knowledge; 10: expert knowledge).
-Typical levels of help-desk problems: how to empty the trash, about 1-2; an install that fails because the package list is out of date, about 3-4; sound, Wi-Fi or a printer that stopped working and whose cause must be found first, about 5-6; a system that no longer boots after an upgrade, about 7-8; recovering a corrupted partition table without losing data, about 9-10.
 Give a reason of at most 25 words, then the three scores as integers."""
