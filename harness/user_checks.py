@@ -39,7 +39,8 @@ _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
 # --- claims of success, and their negations ----------------------------------------------------
 _SUCCESS_RE = re.compile(
     r"\b(?:works?|working|worked|fixed|solved|resolved|did it|did the trick|gone|"
-    r"(?:is|are) back|shows? up|appears?|loads?|prints?|connects?|connected|mounts?|mounted)\b"
+    r"(?:is|are) back|shows? up|appears?|load(?:s|ing)?|prints?|connects?|connected|mounts?|mounted|"
+    r"(?:was|am|were) able to|managed to)\b"
     r"|\bnow,? (?:i (?:have|can|see|get)|it|the|my|they)\b|\b(?:can|could) now\b", re.I)
 # "the installation was successful": the problem's end when nothing in the message says it
 # persists (a step can succeed while the problem stays: "it ran successfully but still no sound")
@@ -99,7 +100,8 @@ def strip_copied_instructions(message: str) -> tuple[str, list[str]]:
 
 
 # --- a result reported at all: a message that only says a step was done confirms nothing -----
-_RESULT_RE = re.compile(r"\b(?:again|now|stopped|perfect|did it|did the trick|that did|online|shows?|back)\b", re.I)
+_RESULT_RE = re.compile(r"\b(?:again|now|stopped|perfect|did it|did the trick|that did|online|shows?|back|"
+                        r"should be (?:resolved|fixed|solved|working))\b", re.I)
 
 
 def result_cues(message: str) -> list[str]:
@@ -286,7 +288,10 @@ def rule_violations(message: str, problem: Problem, history: Sequence[Message],
         if invented:
             out.append(Violation("invents_detail", ", ".join(invented)))
     success = claims_success(message)
-    if fixed is False and success:
+    if fixed is False and (success or (result_cues(message) and not persisting_cues(message))):
+        # under a not-fixed outcome a reported result must say the problem stays ("Now, Hardy is
+        # loading." and "After updating the system, the problem should be resolved." passed the
+        # success rule alone in a batch, and the solved-check took them for confirmations)
         out.append(Violation("false_success", message))
     elif fixed is True and not success:
         out.append(Violation("missed_success", message))
