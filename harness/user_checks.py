@@ -87,14 +87,27 @@ def _plain_words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
 
+# words of the notes that a user's own sentence does not need ("The problem is still there." is
+# a reply, "Never say that it works." a copied order)
+_META_WORDS = {"never", "say", "note", "reply", "agent", "facts", "sentences"}
+
+
+def _instruction_text() -> str:
+    from harness import prompts
+    return " " + " | ".join(" ".join(_plain_words(t)) for t in (
+        prompts.USER_FIXED, prompts.USER_NOT_FIXED, prompts.GROUNDED_USER_SYSTEM.split("Rules:", 1)[-1])) + " "
+
+
 def strip_copied_instructions(message: str) -> tuple[str, list[str]]:
-    """``message`` without the sentences that copy the simulator's instructions, and those
-    sentences (the message unchanged and ``[]`` when none does)."""
-    runs = _instruction_runs()
+    """``message`` without the sentences that copy the simulator's instructions (a run of 8
+    words of them, or a whole short sentence of 4 words or more with a word of the notes' own,
+    such as "never" or "say": a batch reply ended "Never say that it works.)"), and those sentences (the message unchanged and ``[]`` when none does)."""
+    runs, whole = _instruction_runs(), _instruction_text()
     kept, cut = [], []
     for sentence in re.split(r"(?<=[.!?)])\s+", message.strip()):
         words = _plain_words(sentence)
-        copied = any(tuple(words[i:i + _COPY_RUN]) in runs for i in range(len(words) - _COPY_RUN + 1))
+        copied = any(tuple(words[i:i + _COPY_RUN]) in runs for i in range(len(words) - _COPY_RUN + 1)) \
+            or (len(words) >= 4 and _META_WORDS.intersection(words) and f" {' '.join(words)} " in whole)
         (cut if copied else kept).append(sentence)
     return (" ".join(kept) if cut else message), cut
 

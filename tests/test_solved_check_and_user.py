@@ -421,3 +421,10 @@ async def test_a_draft_that_is_only_the_copied_note_is_regenerated():
     assert reply.text == "I rebooted and there are still no networks."
     assert sim["attempts"][0]["violations"][0]["kind"] == "copies_instructions"
     assert sim["attempts"][0]["checks"]["cut_instructions"] and sim["regenerations"] == 1
+
+
+def test_a_short_copied_order_of_the_note_is_cut_but_a_plain_report_stays():
+    from harness.user_checks import strip_copied_instructions
+    assert strip_copied_instructions("I changed the boot order in my BIOS. Never say that it works.)") == \
+        ("I changed the boot order in my BIOS.", ["Never say that it works.)"])
+    assert strip_copied_instructions("I did it. The problem is still there.") == ("I did it. The problem is still there.", [])
