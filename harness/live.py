@@ -138,6 +138,24 @@ class RateLimiter:
 
 
 # -- the person's side of the graph ---------------------------------------------------------
+@contextlib.asynccontextmanager
+async def dropping_failed_work(checkpointer, session_id: str, log_message: str, advice: str):
+    """Around a live session's model work: a model that fails for good (after its retries) or
+    an open circuit breaker drops the paused graph of ``session_id`` from ``checkpointer`` (the
+    store keeps what was finished) and becomes a :class:`LiveError` naming the failure, then
+    ``advice``; any other error is logged with ``log_message`` first. A LiveError passes."""
+    try:
+        yield
+    except LiveError:
+        raise
+    except (CircuitOpenError, Exception) as exc:  # CircuitOpenError is a BaseException
+        if not isinstance(exc, (ModelCallError, CircuitOpenError)):
+            log.exception(log_message, _anon(session_id))
+        checkpointer.delete_thread(session_id)
+        raise LiveError("The model did not answer (" + str(exc).splitlines()[0][:200] + "). "
+                        + advice) from None
+
+
 class LiveUser:
     """The user side played by a person: pauses the graph until their message arrives.
     Resuming with ``None`` ends the conversation (``user_ended``)."""
@@ -349,22 +367,13 @@ class LiveSessions:
         """Conversations whose paused graph is held in memory."""
         return sum(1 for spaces in self.checkpointer.storage.values() if any(spaces.values()))
 
-    @contextlib.asynccontextmanager
-    async def _model_failures(self, session_id: str):
+    def _model_failures(self, session_id: str):
         """A model that fails for good (after its retries) or an open circuit breaker: the
         turn in flight is dropped (nothing of it was stored) and the paused graph is rebuilt
         from the store on the next message; the person is told to send again."""
-        try:
-            yield
-        except LiveError:
-            raise
-        except (CircuitOpenError, Exception) as exc:  # CircuitOpenError is a BaseException
-            if not isinstance(exc, (ModelCallError, CircuitOpenError)):
-                log.exception("live session %s: a turn failed", _anon(session_id))
-            self.checkpointer.delete_thread(session_id)
-            raise LiveError("The model did not answer (" + str(exc).splitlines()[0][:200] + "). "
-                            "Your conversation is kept up to the last answered message: send "
-                            "your message again in a moment.") from None
+        return dropping_failed_work(self.checkpointer, session_id, "live session %s: a turn failed",
+                                    "Your conversation is kept up to the last answered message: send "
+                                    "your message again in a moment.")
 
     def _thread(self, session_id: str) -> dict:
         return {"configurable": {"thread_id": session_id},

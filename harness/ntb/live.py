@@ -24,7 +24,6 @@ page that shows an older question is refused once, with the new question shown.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import logging
@@ -42,15 +41,13 @@ from langgraph.types import Command, interrupt
 
 from graphs.toolloop import Action, Outcome, step_record, tool_loop_state
 from harness.batch import new_run
-from harness.circuit import CircuitOpenError
 from harness.compose import Runtime
-from harness.live import LiveError, RateLimiter, clean_message
+from harness.live import LiveError, RateLimiter, clean_message, dropping_failed_work
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS
 from harness.ntb.batch import DATASET, NtbBatch, StoreStepSink, problem_row, score_row, scoring_data_sha
 from harness.ntb.cases import Case, CaseError, load_case, load_cases
 from harness.ntb.user import SimulatedToolUser
-from harness.retry import ModelCallError
 from store import StoreReader, StoreWriter
 from store.live import LiveStore
 from store.schema import StoreError
@@ -68,10 +65,6 @@ NOISE = {
     "IBTC": "Your instruction asks for something the offered APIs cannot do.",
 }
 """What is wrong with the instruction of each category (shown to the person, privately)."""
-
-
-def _anon(session_id: str) -> str:
-    return "anon-" + hashlib.sha256(session_id.encode()).hexdigest()[:12]
 
 
 class PersonToolUser:
@@ -388,22 +381,14 @@ class NtbLiveSessions:
             self.store.end_session(sess["id"], "ended")
         self._forget(sess["id"])
 
-    @contextlib.asynccontextmanager
-    async def _model_failures(self, session_id: str):
+    def _model_failures(self, session_id: str):
         """A model that fails for good (after its retries) or an open circuit breaker: the
         step in flight is dropped (nothing of it was stored), the paused loop leaves memory,
         and the person is told to continue (the loop is rebuilt from the stored steps)."""
-        try:
-            yield
-        except LiveError:
-            raise
-        except (CircuitOpenError, Exception) as exc:  # CircuitOpenError is a BaseException
-            if not isinstance(exc, (ModelCallError, CircuitOpenError)):
-                log.exception("live NoisyToolBench session %s: a step failed", _anon(session_id))
-            self.checkpointer.delete_thread(session_id)
-            raise LiveError("The model did not answer (" + str(exc).splitlines()[0][:200] + "). "
-                            "Every finished step is stored, your answers included: press "
-                            "Continue (or End) in a moment.") from None
+        return dropping_failed_work(self.checkpointer, session_id,
+                                    "live NoisyToolBench session %s: a step failed",
+                                    "Every finished step is stored, your answers included: press "
+                                    "Continue (or End) in a moment.")
 
     # -- memory -----------------------------------------------------------------------------
     def _touch(self, session_id: str) -> None:
