@@ -9,22 +9,14 @@ import pytest
 from harness.app_services import AppServices
 from harness.config import load_config
 from tests.fakes import ScriptedChatModel, default_responder
-from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, field
+from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, field, wait_status
 from tests.test_ntb_live import CALL, CASE, date_agent
 from tests.test_ntb_loop import judge_approves
 from ui.app import launch
 
 
 def wait_ntb_status(page, text: str, timeout_s: float = 60):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    try:
-        page.wait_for_function(
-            "t => { const s = document.querySelector('#ntb-status'); return s && s.innerText.includes(t); }",
-            arg=text, timeout=timeout_s * 1000)
-    except PlaywrightTimeout:
-        pytest.fail(f"waited {timeout_s} s for status {text!r}; it says "
-                    f"{page.locator('#ntb-status').inner_text()!r}")
-    return page.locator("#ntb-status").inner_text()
+    return wait_status(page, text, timeout_s, elem_id="ntb-status")
 
 
 @pytest.fixture(scope="module")

@@ -51,18 +51,18 @@ def browser():
         b.close()
 
 
-def wait_status(page, text: str, timeout_s: float = 600):
-    """Wait until the status line says ``text`` (a turn on the embedded 1.5B model takes
-    20-40 s on 2 idle cores, minutes when the machine is busy)."""
+def wait_status(page, text: str, timeout_s: float = 600, elem_id: str = "status"):
+    """Wait until the status line (the element ``#elem_id``) says ``text`` (a turn on the
+    embedded 1.5B model takes 20-40 s on 2 idle cores, minutes when the machine is busy)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     try:
         page.wait_for_function(
-            "t => { const s = document.querySelector('#status'); return s && s.innerText.includes(t); }",
-            arg=text, timeout=timeout_s * 1000)
+            "([id, t]) => { const s = document.getElementById(id); return s && s.innerText.includes(t); }",
+            arg=[elem_id, text], timeout=timeout_s * 1000)
     except PlaywrightTimeout:
         pytest.fail(f"waited {timeout_s} s for status {text!r}; it says "
-                    f"{page.locator('#status').inner_text()!r}")
-    return page.locator("#status").inner_text()
+                    f"{page.locator('#' + elem_id).inner_text()!r}")
+    return page.locator("#" + elem_id).inner_text()
 
 
 def field(page, elem_id: str):
