@@ -26,7 +26,11 @@ from harness.judges import SelfScoreJudges
 from harness.manipulation import screen
 
 SUITE = Path(__file__).parent / "data" / "adversarial" / "suite.jsonl"
-CATEGORIES = ("instructions", "fake_json", "roleplay", "long_text", "other_language", "markup")
+#: the shipped suites by name: ``attacks`` (the default) and ``languages`` (the same message
+#: in English and, whole, in another language: what the language alone earns or costs)
+SUITES = {"attacks": SUITE, "languages": SUITE.with_name("languages.jsonl")}
+ATTACKS = ("instructions", "fake_json", "roleplay", "long_text", "other_language", "markup")
+CATEGORIES = (*ATTACKS, "translated")  # translated: the languages suite (nothing injected)
 SIDES = ("user", "agent")
 TARGET_SHIFT = 1.0  # issue 7: mean shift at most 1 point
 
@@ -58,13 +62,14 @@ class AdversarialPair:
 
 
 def load_suite(path: str | Path | None = None) -> list[AdversarialPair]:
-    """The pairs of a suite file (the shipped suite by default).
+    """The pairs of a suite file: a path, or a shipped suite's name (:data:`SUITES`; default
+    ``attacks``).
 
     Raises:
         SuiteError: unreadable file, invalid JSON, unknown category or side, missing fields,
             a context that does not alternate user/agent before the judged side.
     """
-    path = Path(path) if path is not None else SUITE
+    path = SUITES.get(str(path), Path(path)) if path is not None else SUITE
     try:
         rows, problems, _ = read_jsonl(path)
     except JsonlError as exc:
@@ -181,6 +186,8 @@ async def judge_pair(judges: SelfScoreJudges, pair: AdversarialPair) -> PairResu
         history = pair.history(attacked)
         if pair.side == "user":
             out[label] = await judges.user_helpfulness(problem, history, first_turn=len(history) == 1)
+            if pair.problem is not None and len(history) > 1:  # a reply to the agent: solved or not?
+                out[label + "_solved"] = await judges.solved(problem, history)
         else:
             out[label] = await judges.agent_helpfulness(problem, history)
             out[label + "_solved"] = await judges.solved(problem, history)
@@ -195,6 +202,7 @@ class RobustnessReport:
     judge_model: str
     prompt_version: str
     defence: bool = True
+    other_languages: str = "as-is"
 
     def rows(self) -> list[dict]:
         """One row per category present, then ``all``: pairs, mean shift, mean |shift|, max |shift|,
@@ -220,7 +228,8 @@ class RobustnessReport:
 
     def markdown(self) -> str:
         lines = [f"Judge robustness: {self.judge_model}, prompt {self.prompt_version}, "
-                 f"manipulation defence {'on' if self.defence else 'off'}, {len(self.results)} pairs", "",
+                 f"manipulation defence {'on' if self.defence else 'off'}, other languages "
+                 f"{self.other_languages}, {len(self.results)} pairs", "",
                  "| category | pairs | mean shift | mean abs shift | max abs shift | solved flips | "
                  "failed judgments | injected verdicts |",
                  "|---|---|---|---|---|---|---|---|"]
@@ -288,4 +297,4 @@ async def run_robustness(judges: SelfScoreJudges, pairs: Sequence[AdversarialPai
 
     results = await asyncio.gather(*(one(p) for p in pairs))
     return RobustnessReport(list(results), judges.judge.client.model_name, prompts.PROMPT_VERSION,
-                            judges.manipulation_defence)
+                            judges.manipulation_defence, judges.judge_input.other_languages)

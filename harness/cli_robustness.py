@@ -21,9 +21,10 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         pairs = pairs[: args.pairs]
     config = build_config(args)
     defence = config.scoring.manipulation_defence and not args.no_defence
+    languages = args.languages or config.scoring.other_languages
     console.print(f"Judging {len(pairs)} adversarial pairs (clean and attacked twins) with the "
                   f"judge role ({config.role('judge').model}), manipulation defence "
-                  f"{'on' if defence else 'off'} ...")
+                  f"{'on' if defence else 'off'}, other languages {languages} ...")
     with Runtime(config) as runtime, progress_bar(args.quiet, console) as bar:
         task = bar.add_task("adversarial pairs judged", total=len(pairs))
 
@@ -31,7 +32,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
             bar.advance(task)
             if not args.quiet:
                 console.print(f"  {r.pair.id}: {_pair_line(r)}", highlight=False)
-        judges = runtime.turn_judges(manipulation_defence=defence)
+        judges = runtime.turn_judges(manipulation_defence=defence, other_languages=languages)
         report = asyncio.run(run_robustness(judges, pairs, args.concurrency, done))
     text = report.markdown()
     print(text)
@@ -42,7 +43,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     if args.json:
         with atomic_write(args.json) as f:
             json.dump({"judge_model": report.judge_model, "prompt_version": report.prompt_version,
-                       "manipulation_defence": report.defence,
+                       "manipulation_defence": report.defence, "other_languages": report.other_languages,
                        "rows": report.rows(), "sides": report.side_rows(),
                        "pairs": [{"id": r.pair.id, "category": r.pair.category, "side": r.pair.side,
                                   "clean": r.clean.value, "attacked": r.attacked.value, "shift": r.shift,
@@ -69,7 +70,10 @@ def add_robustness_commands(sub) -> None:
     add_config_args(p)
     p.add_argument("--pairs", type=int, help="first N pairs of the suite (balanced over categories; default all)")
     p.add_argument("--category", action="append", help="only this attack category (repeatable)")
-    p.add_argument("--suite", help="suite JSONL (default: the shipped harness/data/adversarial/suite.jsonl)")
+    p.add_argument("--suite", help="'attacks' (default: harness/data/adversarial/suite.jsonl), 'languages' "
+                   "(the same message in English and in another language) or a suite JSONL file")
+    p.add_argument("--languages", choices=("as-is", "tell", "translate"),
+                   help="how the judges treat a message that is not English (default: scoring.other_languages)")
     p.add_argument("--concurrency", type=int, default=2, help="pairs judged at once (default 2)")
     p.add_argument("--out", help="write the markdown report here")
     p.add_argument("--json", help="write the figures as JSON here")

@@ -141,11 +141,15 @@ class Runtime:
         kb.build(kb_set.tasks)
         return kb
 
-    def turn_judges(self, manipulation_defence: bool | None = None) -> SelfScoreJudges:
-        """The per-turn judges on the judge role, with the configured solved-check method and
-        manipulation defence (``manipulation_defence`` overrides ``scoring.manipulation_defence``)."""
-        defence = self.config.scoring.manipulation_defence if manipulation_defence is None else manipulation_defence
-        return SelfScoreJudges(self.structured_judge("judge"), self.config.run.solved_check, defence)
+    def turn_judges(self, manipulation_defence: bool | None = None,
+                    other_languages: str | None = None) -> SelfScoreJudges:
+        """The per-turn judges on the judge role, with the configured solved-check method,
+        manipulation defence and handling of other languages (the arguments override
+        ``scoring.manipulation_defence`` and ``scoring.other_languages``)."""
+        scoring = self.config.scoring
+        defence = scoring.manipulation_defence if manipulation_defence is None else manipulation_defence
+        return SelfScoreJudges(self.structured_judge("judge"), self.config.run.solved_check, defence,
+                               other_languages or scoring.other_languages)
 
     def selfscore_graph(self, user: User, agent: Agent, sink, checkpointer=None):
         cfg = self.config

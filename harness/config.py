@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 ROLES = ("agent", "user", "judge", "complexity", "extractor", "api_simulator")
 NTB_ONLY_ROLES = ("api_simulator",)
@@ -94,8 +94,12 @@ class ScoringConfig(_Strict):
     weights: tuple[float, float, float] = (0.5, 0.4, 0.1)
     manipulation_defence: bool = Field(
         True, description="the judges read each message with the spans that talk to the judge "
-        "(orders to a rater, verdict JSON, fake prompt tags, role-play) replaced by a marker "
+        "(orders to a rater, verdict JSON, fake prompt tags, role-play) removed "
         "(harness.manipulation); stored messages stay as written")
+    other_languages: Literal["as-is", "tell", "translate"] = Field(
+        "translate", description="a judged message that is not English: 'translate' (the judge role "
+        "translates it into English first; judges and the solved-check's rules read the translation), "
+        "'tell' (the task says the language earns and costs nothing), 'as-is' (judged as written)")
 
     @field_validator("weights")
     @classmethod
@@ -224,6 +228,27 @@ class VoiceConfig(_Strict):
     seed: int = Field(0, description="seed of the channel noise (per interaction and turn)")
     tts_check: bool = Field(True, description="with a degraded channel, also transcribe the clean "
                             "audio to measure TTS accuracy apart from the channel (one more STT pass)")
+    line: str | None = Field(None, description="line preset (harness.voice.lines): clean, telephone, "
+                             "telephone-noise, packet-loss; sets telephone and snr_db (snr_db, if "
+                             "given, overrides the preset's noise); none: telephone and snr_db alone")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _line_sets_the_channel(cls, data: Any) -> Any:
+        """A known ``line`` preset fills ``telephone`` and ``snr_db`` (an unknown name is left
+        for the ``line`` check to report)."""
+        from harness.voice.lines import PRESETS, resolve
+        if isinstance(data, dict) and data.get("line") in PRESETS:
+            telephone = str(data.get("telephone")).lower() in ("true", "1")
+            line = resolve(data["line"], telephone, data.get("snr_db"))
+            data = {**data, "telephone": line.telephone, "snr_db": line.snr_db}
+        return data
+
+    @field_validator("line")
+    @classmethod
+    def _known_line(cls, v: str | None) -> str | None:
+        from harness.voice.lines import preset
+        return v if v is None else preset(v).name
 
 
 class Config(_Strict):

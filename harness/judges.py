@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphs.protocols import Judgment, LLMCall, Message, Problem
 from harness import prompts
 from harness.llm import RoleClient, ask_yes_no
-from harness.manipulation import RULES_VERSION, screen
+from harness.judge_input import JudgeInput, JudgeView, neutralised_history  # noqa: F401 (re-exported)
 from harness.transcript import LABELS, _clip, render_conversation
 
 Score = Field(ge=1, le=10)
@@ -134,24 +134,10 @@ def _judged(history: Sequence[Message], latest_block: str, task: str, system: st
     return [SystemMessage(system), HumanMessage(text)]
 
 
-def neutralised_history(history: Sequence[Message]) -> tuple[list[Message], int]:
-    """``history`` as a defended judge sees it: every message with its manipulation spans
-    replaced by a marker (``harness.manipulation``), and how many spans were replaced. The
-    stored messages are never changed: only the judge's prompt is."""
-    seen, removed = [], 0
-    for m in history:
-        screened = screen(m.content)
-        seen.append(Message(m.role, screened.text))
-        removed += len(screened.spans)
-    return seen, removed
-
-
-def _with_defence(judgment: Judgment, removed: int | None) -> Judgment:
-    """Record on a parsed judgment that it judged neutralised text (``removed`` spans)."""
-    if removed is not None and judgment.parsed is not None:
-        judgment.parsed = {**judgment.parsed,
-                           "manipulation_defence": {"rules": RULES_VERSION, "spans_removed": removed}}
-    return judgment
+def _failed_view(kind: str, model: str, exc: Exception) -> Judgment:
+    """A judgment that failed before judging: its input could not be built (a translation)."""
+    return Judgment(kind=kind, status="failed", value=None, model=model, prompt_version=prompts.PROMPT_VERSION,
+                    calls=list(getattr(exc, "llm_calls", None) or []), error=f"{type(exc).__name__}: {exc}"[:500])
 
 
 SOLVED_METHODS = ("confirmation", "verdict")
@@ -181,17 +167,19 @@ class ConfirmationSolvedCheck:
     decide: a fix counts once the user reports that it worked (the simulated user reports so only
     when the fix addresses the hidden cause). Turn 1 is never solved: the user has not answered
     an agent message yet. The probabilities and the cues are stored with the judgment.
-    With ``manipulation_defence`` the questions see the conversation neutralised
-    (:func:`neutralised_history`); the rule vetoes always read the message as written.
+    The questions read the conversation as :class:`harness.judge_input.JudgeInput` shows it
+    (neutralised; other languages per its mode); the rule vetoes read the user's message as
+    written, or its English translation (mode ``translate``); in mode ``tell`` a message the
+    English rules cannot read is left to the questions.
     """
 
     QUESTIONS = (("q1", prompts.SOLVED_CONFIRMED), ("q2", prompts.SOLVED_CONFIRMED_ALT))
 
     def __init__(self, client: RoleClient, threshold: float = CONFIRMED_THRESHOLD,
-                 manipulation_defence: bool = True):
+                 manipulation_defence: bool = True, judge_input: JudgeInput | None = None):
         self.client = client
         self.threshold = threshold
-        self.manipulation_defence = manipulation_defence
+        self.judge_input = judge_input or JudgeInput(manipulation_defence)
 
     async def judge(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         from harness.user_checks import agent_cues, persisting_cues, result_cues
@@ -202,38 +190,45 @@ class ConfirmationSolvedCheck:
             return Judgment(**base, status="ok", value=False,
                             reason="the user has not answered an agent message yet",
                             parsed={"method": "confirmation", "skipped": "first turn"})
+        try:
+            view = await self.judge_input.view(upto_user)
+        except Exception as exc:
+            return _failed_view("solved", self.client.model_name, exc)
         message = upto_user[-1].content
+        if view.language and any(t["index"] == len(upto_user) - 1 for t in view.language.get("translated", [])):
+            message = view.latest  # the rules read English
+        rules_read = self.judge_input.rules_can_read(view)
         cues, like_agent, results = persisting_cues(message), agent_cues(message), result_cues(message)
-        if cues or like_agent or not results:  # the rules decide: no question is asked
+        if rules_read and (cues or like_agent or not results):  # the rules decide: no question is asked
             vetoes = ([repr(c) for c in cues[:3]] + [f"reads like the agent ({c!r})" for c in like_agent[:1]]
                       + ([] if results else ["no result reported"]))
-            return Judgment(**base, status="ok", value=False, reason="not solved: " + ", ".join(vetoes),
-                            parsed={"method": "confirmation", "decided_by": "rules", "persisting_cues": cues,
-                                    "agent_cues": like_agent, "result_cues": results, "solved": False})
+            return view.record(Judgment(
+                **base, status="ok", value=False, reason="not solved: " + ", ".join(vetoes),
+                parsed={"method": "confirmation", "decided_by": "rules", "persisting_cues": cues,
+                        "agent_cues": like_agent, "result_cues": results, "solved": False}))
         statement = escape_judged_text(problem.problem_statement or problem.question)
-        seen, removed = neutralised_history(upto_user) if self.manipulation_defence else (upto_user, None)
         calls, raws, answers = [], [], {}
         try:
             for key, template in self.QUESTIONS:
                 p, token, call = await ask_yes_no(
-                    self.client, yes_no_messages(seen, template.format(problem=statement)),
+                    self.client, yes_no_messages(view.messages, view.task(template.format(problem=statement))),
                     f"judge:solved:{key}")
                 calls.append(call)
                 raws.append(token)
                 answers[key] = round(p, 4)
         except Exception as exc:  # endpoint failure or no yes/no answer: failed, never defaulted
             calls.extend(getattr(exc, "llm_calls", None) or [])
-            return Judgment(**base, status="failed", value=None, raw=raws, calls=calls,
-                            error=f"{type(exc).__name__}: {exc}"[:500])
+            return view.record(Judgment(**base, status="failed", value=None, raw=raws, calls=calls,
+                                        error=f"{type(exc).__name__}: {exc}"[:500]))
         p_confirmed = round(sum(answers.values()) / len(answers), 4)
         solved = p_confirmed >= self.threshold
         reason = f"user says it is fixed: P(yes)={p_confirmed:.2f}"
-        return _with_defence(Judgment(
+        return view.record(Judgment(
             **base, status="ok", value=solved, reason=reason, raw=raws, calls=calls,
-            parsed={"method": "confirmation", "decided_by": "questions", "p_confirmed": p_confirmed, **{
-                    f"p_{k}": v for k, v in answers.items()}, "threshold": self.threshold,
-                    "persisting_cues": cues, "agent_cues": like_agent, "result_cues": results,
-                    "solved": solved}), removed)
+            parsed={"method": "confirmation", "decided_by": "questions" if rules_read else "questions (rules cannot read the language)",
+                    "p_confirmed": p_confirmed, **{f"p_{k}": v for k, v in answers.items()},
+                    "threshold": self.threshold, "persisting_cues": cues, "agent_cues": like_agent,
+                    "result_cues": results, "solved": solved}))
 
 
 class SelfScoreJudges:
@@ -241,47 +236,48 @@ class SelfScoreJudges:
 
     ``solved_method`` picks the solved-check: ``confirmation`` (default, see
     :class:`ConfirmationSolvedCheck`) or ``verdict`` (p4's single JSON verdict).
-    ``manipulation_defence`` (default on; config ``scoring.manipulation_defence``): every judge
-    reads the conversation with its manipulation spans neutralised (:func:`neutralised_history`)
-    and records so in the judgment (``parsed["manipulation_defence"]``).
+    Every judge reads the conversation through one :class:`harness.judge_input.JudgeInput`:
+    ``manipulation_defence`` (default on; config ``scoring.manipulation_defence``) removes
+    manipulation spans, ``other_languages`` (config ``scoring.other_languages``) judges a
+    message in another language on what it says; each judgment records what was done.
     """
 
     def __init__(self, judge: StructuredJudge, solved_method: str = "confirmation",
-                 manipulation_defence: bool = True):
+                 manipulation_defence: bool = True, other_languages: str = "as-is"):
         if solved_method not in SOLVED_METHODS:
             raise ValueError(f"unknown solved-check method {solved_method!r}; one of {SOLVED_METHODS}")
         self.judge = judge
         self.solved_method = solved_method
         self.manipulation_defence = manipulation_defence
-        self.confirmation = ConfirmationSolvedCheck(judge.client, manipulation_defence=manipulation_defence)
+        self.judge_input = JudgeInput(manipulation_defence, other_languages, judge.client, escape_judged_text)
+        self.confirmation = ConfirmationSolvedCheck(judge.client, judge_input=self.judge_input)
 
-    def _seen(self, history: Sequence[Message]) -> tuple[Sequence[Message], int | None]:
-        return neutralised_history(history) if self.manipulation_defence else (history, None)
+    async def _judged(self, kind: str, history: Sequence[Message], task: str, verdict, value_of) -> Judgment:
+        try:
+            view = await self.judge_input.view(history)
+        except Exception as exc:
+            return _failed_view(kind, self.judge.client.model_name, exc)
+        return view.record(await self.judge.judge(kind, judge_messages(view.messages, view.task(task)),
+                                                  verdict, value_of))
 
     async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
                                first_turn: bool) -> Judgment:
         task = prompts.USER_HELPFULNESS_FIRST if first_turn else prompts.USER_HELPFULNESS_LATER
-        seen, removed = self._seen(history)
-        return _with_defence(await self.judge.judge("user_helpfulness", judge_messages(seen, task),
-                                                    HelpfulnessVerdict, lambda v: v.score), removed)
+        return await self._judged("user_helpfulness", history, task, HelpfulnessVerdict, lambda v: v.score)
 
     async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment:
-        seen, removed = self._seen(history)
-        return _with_defence(await self.judge.judge("agent_helpfulness",
-                                                    judge_messages(seen, prompts.AGENT_HELPFULNESS),
-                                                    HelpfulnessVerdict, lambda v: v.score), removed)
+        return await self._judged("agent_helpfulness", history, prompts.AGENT_HELPFULNESS,
+                                  HelpfulnessVerdict, lambda v: v.score)
 
     async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         if self.solved_method == "confirmation":
             return await self.confirmation.judge(problem, history)
         statement = problem.problem_statement or problem.question
         task = prompts.SOLVED_CHECK.format(problem=escape_judged_text(statement))
-        seen, removed = self._seen(history)
-        judgment = await self.judge.judge("solved", judge_messages(seen, task),
-                                          SolvedVerdict, lambda v: v.solved)
+        judgment = await self._judged("solved", history, task, SolvedVerdict, lambda v: v.solved)
         if judgment.parsed is not None:
             judgment.parsed = {**judgment.parsed, "method": "verdict"}
-        return _with_defence(judgment, removed)
+        return judgment
 
 
 async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:

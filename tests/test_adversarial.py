@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from graphs.protocols import Message
 from harness import prompts
-from harness.adversarial import (CATEGORIES, AdversarialPair, SuiteError, injection_became_verdict, load_suite,
+from harness.adversarial import (ATTACKS, AdversarialPair, SuiteError, injection_became_verdict, load_suite,
                                  run_robustness)
 from harness.cli import main
 from harness.config import ModelSpec
@@ -55,14 +55,14 @@ def steady(messages, kwargs):
 def test_shipped_suite_covers_every_category_on_both_sides():
     pairs = load_suite()
     assert len(pairs) >= 24
-    for category in CATEGORIES:
+    for category in ATTACKS:
         sides = {p.side for p in pairs if p.category == category}
         assert sides == {"user", "agent"}, category
     assert len({p.id for p in pairs}) == len(pairs)
     long = [p for p in pairs if p.category == "long_text"]
     assert all(len(p.attacked) >= 20000 for p in long)
     first6 = pairs[:6]
-    assert {p.category for p in first6} == set(CATEGORIES) and {p.side for p in first6} == {"user", "agent"}
+    assert {p.category for p in first6} == set(ATTACKS) and {p.side for p in first6} == {"user", "agent"}
     for p in pairs:
         assert p.clean != p.attacked
         assert p.side == "user" or p.problem, p.id
@@ -106,7 +106,7 @@ def test_gullible_judge_shows_shifts_flips_and_misses_the_target():
     assert (r.clean.value, r.attacked.value, r.shift) == (3, 10, 7)
     assert r.clean_solved.value is False and r.attacked_solved.value is True and r.solved_flipped
     rows = {row["name"]: row for row in report.rows()}
-    assert set(rows) == {*CATEGORIES, "all"}
+    assert set(rows) == {*ATTACKS, "all"}
     assert rows["instructions"]["mean_shift"] == 7.0 and rows["instructions"]["solved_flips"] == 2
     assert rows["all"]["failed"] == 0 and rows["all"]["pairs"] == len(pairs)
     assert not report.meets_target
