@@ -189,12 +189,42 @@ class SimulatedUser:
             attempts.append({"text": text, "violations": violations, "checks": checks})
             if not violations:
                 break
+        fallback = None
+        if attempts[-1]["violations"] and not fixed:
+            text, fallback = _honest_not_fixed(attempts, text)
         simulator = {"outcome": "fixed" if fixed else "not_fixed", **decision,
                      "fix_threshold": decision["threshold"], "attempts": attempts,
                      "regenerations": len(attempts) - 1,
                      "violations": sorted({v["kind"] for a in attempts for v in a["violations"]}),
                      "unresolved": bool(attempts[-1]["violations"])}
+        if fallback:
+            simulator["fallback"] = fallback
         return Reply(text, calls, {"simulator": simulator})
+
+
+# kinds of violation after which a not-fixed reply must not be sent: it would end the
+# conversation on a claim the outcome contradicts, write the agent's part, or give away the
+# hidden solution (a repeat or an invented version number misleads nobody about the outcome)
+_MISLEADING = {"false_success", "acts_as_agent", "copies_instructions", "leaks_solution", "contradicts_facts"}
+NOT_FIXED_FALLBACK = "I tried that, but the problem is still there."
+
+
+def _honest_not_fixed(attempts: list[dict], text: str) -> tuple[str, str | None]:
+    """When every draft of a not-fixed reply broke a check: the first draft whose violations
+    mislead nobody (a repeat, say), else a plain "still there" reply. A 1.5B simulator told
+    "the problem is not fixed" wrote "I have resolved the issue" in all its regenerations; sending
+    that made the solved-check end the conversation as solved."""
+    def misleading(a: dict) -> bool:
+        kinds = {v["kind"] for v in a["violations"]}
+        if "false_success" in kinds and not user_checks.claims_success(a["text"]):
+            kinds.discard("false_success")  # a result word alone ("again"): left to the solved-check
+        return bool(kinds & _MISLEADING)
+    if not misleading(attempts[-1]):
+        return text, None
+    for a in attempts:
+        if not misleading(a):
+            return a["text"], "an earlier draft"
+    return NOT_FIXED_FALLBACK, "scripted"
 
 
 class ScriptedUser:

@@ -115,6 +115,12 @@ def strip_copied_instructions(message: str) -> tuple[str, list[str]]:
 # --- a result reported at all: a message that only says a step was done confirms nothing -----
 _RESULT_RE = re.compile(r"\b(?:again|now|stopped|perfect|did it|did the trick|that did|online|shows?|back|"
                         r"should be (?:resolved|fixed|solved|working))\b", re.I)
+# "again"/"back" right after a step ("logged back in again", "tried again") report no result (a
+# batch's solved-check took "I logged out and logged back in again to apply the new
+# permissions." for a confirmation at P(yes) 0.52); after anything else they do ("came out again")
+_STEP_BEFORE = re.compile(r"\b(?:tried|try|trying|logged|log|logging|signed|sign|went|go|going|restarted|"
+                          r"restart|rebooted|reboot|ran|run|did|do|done|typed|type|entered|clicked|opened|"
+                          r"installed|plugged|turned|switched|put|set|changed|back|in|it|that|this)\W*$", re.I)
 
 
 def result_cues(message: str) -> list[str]:
@@ -123,7 +129,9 @@ def result_cues(message: str) -> list[str]:
     permissions ... and ensured that the files are owned by my account user": a batch's
     solved-check took that for a confirmation at P(yes) 0.56)."""
     message = message or ""
-    return [m.group(0) for m in (*_SUCCESS_RE.finditer(message), *_RESULT_RE.finditer(message))]
+    results = [m for m in _RESULT_RE.finditer(message)
+               if m.group(0).lower() not in ("again", "back") or not _STEP_BEFORE.search(message[:m.start()])]
+    return [m.group(0) for m in (*_SUCCESS_RE.finditer(message), *results)]
 
 
 def persisting_cues(message: str) -> list[str]:

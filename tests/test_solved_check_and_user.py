@@ -286,6 +286,25 @@ async def test_a_message_failing_every_attempt_is_kept_and_marked_unresolved():
     assert reply.text == "No change."
 
 
+async def test_a_not_fixed_reply_that_claims_success_in_every_draft_is_never_sent():
+    """b15: "I have resolved the issue" in every regeneration under a not-fixed outcome ended
+    the conversation as solved. The reply sent says the problem is still there."""
+    from harness.participants import NOT_FIXED_FALLBACK
+    drafts = ["Great, it works now!", "It works perfectly now, thanks!", "I have resolved the issue, it works."]
+    user_client, _ = client(user_model("No", drafts), role="user")
+    history = [*BEFORE[:1], Message("agent", "Restart your router.")]
+    reply = await SimulatedUser(user_client, None, max_regenerations=2, embedder=Similarity(0.9)).respond(SCENARIO, history, 2)
+    sim = reply.extra["simulator"]
+    assert sim["outcome"] == "not_fixed" and sim["unresolved"] and sim["fallback"] == "scripted"
+    assert reply.text == NOT_FIXED_FALLBACK and [a["text"] for a in sim["attempts"]] == drafts
+    # a draft that only broke a harmless check is preferred over the scripted line
+    harmless = "I use kernel 5.15.0-91 and still see no networks."  # an invented version number
+    user_client, _ = client(user_model("No", ["Great, it works now!", harmless, "It works now!"]), role="user")
+    reply = await SimulatedUser(user_client, None, max_regenerations=2, embedder=Similarity(0.9)).respond(SCENARIO, history, 2)
+    assert reply.extra["simulator"]["attempts"][1]["violations"][0]["kind"] == "invents_detail"
+    assert reply.text == harmless and reply.extra["simulator"]["fallback"] == "an earlier draft"
+
+
 async def test_the_judge_checks_contradictions_when_the_task_has_facts():
     user_client, _ = client(user_model("No", ["It is Ubuntu, I think.", "It is Ubuntu 22.04."]), role="user")
     verdicts = iter(["Yes", "No"])
