@@ -238,6 +238,22 @@ def test_cli_robustness_writes_the_report(tmp_path, capsys):
     assert "none.jsonl: cannot be read" in err
 
 
+def test_cli_robustness_runs_the_languages_suite_in_a_chosen_mode(tmp_path):
+    with FakeOpenAIServer(default_responder(solve_at=None)) as server:
+        code = main(["robustness", "--store", str(tmp_path / "s.sqlite"), "--suite", "languages",
+                     "--languages", "tell", "--quiet", "--role", f"judge.base_url={server.base_url}",
+                     "--role", "judge.model=judge-fake", "--json", str(tmp_path / "r.json"),
+                     "--out", str(tmp_path / "r.md")])
+    assert code == 0
+    figures = json.loads((tmp_path / "r.json").read_text())
+    assert figures["other_languages"] == "tell" and len(figures["pairs"]) == 16
+    assert {p["category"] for p in figures["pairs"]} == {"translated"}
+    # the user's replies to a fix are solved-checked too: a language must not flip that verdict
+    user_checked = [p for p in figures["pairs"] if p["side"] == "user" and p["clean_solved"] is not None]
+    assert len(user_checked) == 4
+    assert "other languages tell, 16 pairs" in (tmp_path / "r.md").read_text()
+
+
 def test_the_extractor_prompt_cannot_be_closed_by_the_question():
     from harness.preprocess import extraction_messages
 
