@@ -14,7 +14,10 @@ ROUND_TRIP_BOUND = 0.10   # `voice check` fails above this corpus word error rat
 def _voice_overrides(args: argparse.Namespace, enabled: bool = True) -> dict:
     voice = {"enabled": enabled, "telephone": True if getattr(args, "telephone", False) else None,
              "snr_db": getattr(args, "snr", None), "tts": getattr(args, "tts", None),
-             "seed": getattr(args, "voice_seed", None)}
+             "seed": getattr(args, "voice_seed", None), "line": getattr(args, "line", None),
+             "caller": getattr(args, "caller", None), "compute": getattr(args, "compute", None),
+             "duplex": True if getattr(args, "duplex", False) else None,
+             "streaming": False if getattr(args, "turn_based", False) else None}
     return {"voice": {k: v for k, v in voice.items() if v is not None}}
 
 
@@ -28,9 +31,11 @@ def cmd_call_simulate(args: argparse.Namespace) -> int:
                                  "name": args.name, "user": args.user}, _voice_overrides(args))
     dataset = load_dataset(config.run.dataset)
     v = config.voice
-    console.print(f"[bold]deskbench[/] simulated calls: tts {v.tts}, stt {v.stt_model}, telephone "
-                  f"{'on' if v.telephone else 'off'}, noise {'off' if v.snr_db is None else f'{v.snr_db} dB SNR'}; "
-                  f"store [cyan]{config.store}[/]")
+    console.print(f"[bold]deskbench[/] simulated calls: tts {v.tts}, stt {v.stt_model}, line {v.line or '-'}, telephone "
+                  f"{'on' if v.telephone else 'off'}, noise {'off' if v.snr_db is None else f'{v.snr_db} dB SNR'}, "
+                  f"{'streamed' if v.streaming else 'turn-based'}"
+                  + (f", full duplex (caller {v.caller}, {v.compute} compute)" if v.duplex else "")
+                  + f"; store [cyan]{config.store}[/]")
     with Runtime(config) as runtime:
         with progress_bar(args.quiet, console) as bar:
             task = bar.add_task("starting (models load on first use)", total=None)
@@ -80,18 +85,25 @@ def cmd_call_report(args: argparse.Namespace) -> int:
     if not lines:
         out.print(f"Run {run['id']} has no voice measures (it was not a voice run).")
         return 1
+    from harness.voice.call_report import call_lines
+    lines += call_lines(reader, run["id"])
     print("\n".join(lines).strip())
     return 0
 
 
 def cmd_voice_check(args: argparse.Namespace) -> int:
-    from harness.voice.call import Channel
+    from harness.voice.lines import LineError, resolve
     from harness.voice.roundtrip import SENTENCES, corpus_wer, round_trip
     from harness.voice.stt import Transcriber
     from harness.voice.tts import Speaker
 
+    try:
+        line = resolve(args.line, args.telephone, args.snr)
+    except LineError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        return 2
     speaker = Speaker(args.tts)
-    rows = round_trip(speaker, Transcriber().load(), SENTENCES, Channel(args.telephone, args.snr))
+    rows = round_trip(speaker, Transcriber().load(), SENTENCES, line)
     for r in rows:
         out.print(f"WER {r.errors.wer:.2f}  tts {r.tts_ms:.0f} ms  stt {r.stt_ms:.0f} ms  "
                   f"({r.audio_s:.1f} s audio)\n  said:  {r.text}\n  heard: {r.heard}", highlight=False)
@@ -107,6 +119,26 @@ def _channel_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tts", choices=["piper", "espeak-ng"], help="text-to-speech engine (default piper)")
     p.add_argument("--telephone", action="store_true", help="narrow-band phone line (300-3400 Hz, 8 kHz)")
     p.add_argument("--snr", type=float, metavar="DB", help="add white noise at this signal-to-noise ratio")
+    p.add_argument("--line", type=_line_name, metavar="PRESET", help="line preset: clean, telephone, "
+                   "telephone-noise (20 dB), packet-loss (10%% of 20 ms frames); --snr sets its noise")
+
+
+def _line_name(name: str) -> str:
+    """argparse type of ``--line``: a registered preset name, else the error naming them."""
+    from harness.voice.lines import LineError, preset
+    try:
+        return preset(name).name
+    except LineError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _caller_name(name: str) -> str:
+    """argparse type of ``--caller``: a caller preset name, else the error naming them."""
+    from harness.voice.callers import CallerError, caller_preset
+    try:
+        return caller_preset(name).name
+    except CallerError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_voice_commands(sub) -> None:
@@ -124,8 +156,16 @@ def add_voice_commands(sub) -> None:
     p.add_argument("--concurrency", type=int)
     p.add_argument("--user", choices=["llm", "scripted"])
     p.add_argument("--name", help="run name")
-    p.add_argument("--voice-seed", type=int, help="seed of the channel noise")
+    p.add_argument("--voice-seed", type=int, help="seed of the channel noise (and of the duplex caller)")
     _channel_args(p)
+    p.add_argument("--turn-based", action="store_true", help="no streaming: the agent's whole reply, "
+                   "then its speech (the pipeline before voice.streaming)")
+    p.add_argument("--duplex", action="store_true", help="full-duplex calls on one simulated clock: "
+                   "barge-ins, backchannels, a stereo recording per call")
+    p.add_argument("--caller", type=_caller_name, metavar="PRESET", help="duplex caller behaviour: "
+                   "patient (default), impatient, interrupting")
+    p.add_argument("--compute", choices=["measured", "modelled"], help="duplex clock: measured compute "
+                   "times (default) or set per-stage latencies (deterministic)")
     p.add_argument("--out", help="folder for the report and exports (default next to the store)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_call_simulate)

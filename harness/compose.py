@@ -79,10 +79,7 @@ class Runtime:
         speaking through ``voice_link`` when ``voice.enabled`` (docs/voice.md)."""
         user = (ScriptedUser(scripts, openings) if self.config.run.user == "scripted"
                 else self.simulated_user())
-        if self.speaks:
-            from harness.voice.call import VoiceUser
-            return VoiceUser(user, self.voice_link)
-        return user
+        return self.voice_side("user", user) if self.speaks else user
 
     def simulated_user(self) -> SimulatedUser:
         """The LLM-simulated user with the configured checks and regenerations."""
@@ -95,15 +92,35 @@ class Runtime:
         """The configured agent (see ``text_agent``), speaking through ``voice_link`` when
         ``voice.enabled`` (docs/voice.md)."""
         agent = self.text_agent(replies, calls)
-        if self.speaks:
-            from harness.voice.call import VoiceAgent
-            return VoiceAgent(agent, self.voice_link)
-        return agent
+        return self.voice_side("agent", agent) if self.speaks else agent
 
     @property
     def speaks(self) -> bool:
         """Voice on, except when re-judging (a stored voice run's messages were already heard)."""
         return self.config.voice.enabled and self.config.run.agent != "replay"
+
+    def voice_side(self, side: str, inner):
+        """``inner`` speaking through the voice link: full-duplex on one clock
+        (``voice.duplex``), the streamed pipeline (``voice.streaming``, the default) or
+        turn-based (docs/voice.md)."""
+        voice = self.config.voice
+        if voice.duplex:
+            from harness.voice.duplex import DuplexVoiceAgent, DuplexVoiceUser
+            return (DuplexVoiceUser if side == "user" else DuplexVoiceAgent)(inner, self.voice_hub)
+        if voice.streaming:
+            from harness.voice.call import StreamingVoiceAgent, StreamingVoiceUser
+            return (StreamingVoiceUser if side == "user" else StreamingVoiceAgent)(inner, self.voice_link)
+        from harness.voice.call import VoiceAgent, VoiceUser
+        return (VoiceUser if side == "user" else VoiceAgent)(inner, self.voice_link)
+
+    @cached_property
+    def voice_hub(self):
+        """The duplex calls in progress (one clock and timeline per call), on ``voice_link``."""
+        from harness.voice.callers import caller_preset
+        from harness.voice.duplex import DuplexHub
+        from harness.voice.timeline import Compute
+        voice = self.config.voice
+        return DuplexHub(self.voice_link, caller_preset(voice.caller), Compute(voice.compute), voice.seed)
 
     @cached_property
     def voice_link(self):

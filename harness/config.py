@@ -231,6 +231,26 @@ class VoiceConfig(_Strict):
     line: str | None = Field(None, description="line preset (harness.voice.lines): clean, telephone, "
                              "telephone-noise, packet-loss; sets telephone and snr_db (snr_db, if "
                              "given, overrides the preset's noise); none: telephone and snr_db alone")
+    streaming: bool = Field(True, description="simulated calls: the streamed pipeline (the caller "
+                            "transcribed chunk by chunk as it speaks, the agent's reply streamed and "
+                            "spoken sentence by sentence); false: turn-based (whole reply, then speech)")
+    first_chunk_words: int = Field(4, ge=0, le=40, description="streaming: the first spoken chunk may "
+                                   "end at a comma once it has this many words (0: whole sentences)")
+    endpoint_ms: float = Field(0.0, ge=0.0, le=5000.0, description="streaming: the endpointer's silence "
+                               "before the agent takes the turn (0: the simulation's exact end of speech)")
+    duplex: bool = Field(False, description="full-duplex simulated calls on one simulated clock: the "
+                         "caller may barge in, backchannel and pause; a stereo recording per call")
+    caller: str = Field("patient", description="duplex caller behaviour preset (harness.voice.callers): "
+                        "patient, impatient, interrupting")
+    compute: Literal["measured", "modelled"] = Field(
+        "measured", description="duplex clock: this machine's measured STT/LLM/TTS times, or set "
+        "per-stage latencies (deterministic; harness.voice.timeline.ModelledLatency)")
+
+    @field_validator("caller")
+    @classmethod
+    def _known_caller(cls, v: str) -> str:
+        from harness.voice.callers import caller_preset
+        return caller_preset(v).name
 
     @model_validator(mode="before")
     @classmethod

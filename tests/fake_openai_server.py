@@ -4,7 +4,8 @@ It answers ``POST /v1/chat/completions`` by handing the request's messages to th
 responders the fake chat models use (``tests.fakes.default_responder``); the role is taken
 from the model name, so each role can be pointed at it as ``<role>-fake``.
 ``delay_s`` makes every answer take that long (a model's latency, for load tests); a request
-with ``"stream": true`` (a live session's agent reply) is answered as server-sent chunks.
+with ``"stream": true`` (a live session's agent reply) is answered as server-sent chunks,
+``token_delay_s`` apart (0: all at once), so a test can tell streamed speech from the whole reply.
 Usage counts one prompt token per word and reports, like llama.cpp's prompt cache, the leading
 words shared with the most similar earlier prompt as ``prompt_tokens_details.cached_tokens``.
 """
@@ -21,9 +22,10 @@ _TYPES = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
 
 
 class FakeOpenAIServer:
-    def __init__(self, responders, delay_s: float = 0.0):
+    def __init__(self, responders, delay_s: float = 0.0, token_delay_s: float = 0.0):
         self.responders = responders
         self.delay_s = delay_s
+        self.token_delay_s = token_delay_s
         self.requests: list[dict] = []
         self._prompts: list[list[str]] = []
         server = self
@@ -87,6 +89,9 @@ class FakeOpenAIServer:
                     events.append({**base, "choices": [], "usage": usage(body, len(words))})
                 for event in events:
                     self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    if server.token_delay_s:
+                        self.wfile.flush()
+                        time.sleep(server.token_delay_s)
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 

@@ -47,7 +47,8 @@ def test_call_stores_heard_transcripts_audio_and_measures(voice_run):
             assert len(heard) / 16000 == pytest.approx(v["audio_s"], rel=0.05)
             assert 0.0 <= v["stt_wer"] <= 0.5 and 0.0 <= v["tts_wer"] <= 0.5
             assert v["tts_ms"] > 0 and v["stt_ms"] > 0 and "tts_check_stt_ms" in v
-            assert v["channel"] == {"telephone": True, "snr_db": 40.0}
+            assert {k: v["channel"][k] for k in ("telephone", "snr_db")} == {"telephone": True, "snr_db": 40.0}
+            assert v["channel"]["line"]  # the line preset it was (here: telephone and noise)
         assert extra["agent"]["voice"]["spoken_text"].startswith("Step ")
         assert extra["agent"]["voice"]["time_to_first_audio_ms"] > extra["agent"]["voice"]["tts_first_audio_ms"]
     first = json.loads(turns[0]["extra_json"])["user"]["voice"]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from harness.voice.call import Channel
+from harness.voice.lines import LinePreset
 from harness.voice.stt import Transcriber
 from harness.voice.tts import Speaker
 from harness.voice.wer import WordErrors, word_errors
@@ -32,9 +33,10 @@ class RoundTrip:
 
 
 def round_trip(speaker: Speaker, transcriber: Transcriber, sentences: Sequence[str] = SENTENCES,
-               channel: Channel | None = None) -> list[RoundTrip]:
-    """Speak, pass through ``channel`` (clean by default) and transcribe each sentence."""
-    channel = channel or Channel()
+               channel: Channel | LinePreset | None = None) -> list[RoundTrip]:
+    """Speak, pass through ``channel`` (a ``Channel`` or a line preset; clean by default) and
+    transcribe each sentence."""
+    channel = channel or LinePreset()
     out = []
     for n, text in enumerate(sentences):
         speech = speaker.speak(text)

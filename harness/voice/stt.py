@@ -53,12 +53,18 @@ class Transcriber:
         compute_type: CTranslate2 compute type (int8 is the measured default).
         beam_size: 1 is greedy decoding (fastest); 5 is Whisper's default.
         threads: CPU threads (0: CTranslate2's default).
+        language: the spoken language (None: Whisper detects it).
+        pad_s: seconds of silence put before and after the audio before decoding.
+        vad_filter: let faster-whisper's Silero VAD cut non-speech first.
+        initial_prompt: text Whisper reads as if it came before the audio (context).
     """
 
     def __init__(self, model: str = "whisper-base", compute_type: str = "int8", beam_size: int = 1,
-                 threads: int = 0, language: str = "en"):
+                 threads: int = 0, language: str | None = "en", pad_s: float = 0.0,
+                 vad_filter: bool = False, initial_prompt: str | None = None):
         self.model_key, self.compute_type, self.threads = model, compute_type, threads
         self.beam_size, self.language = beam_size, language
+        self.pad_s, self.vad_filter, self.initial_prompt = pad_s, vad_filter, initial_prompt
 
     def load(self) -> "Transcriber":
         """Load (or assemble, first time) the model now instead of on the first transcription."""
@@ -76,14 +82,18 @@ class Transcriber:
             samples = resample(check_speech(audio, sample_rate), sample_rate, STT_RATE)
         else:
             samples = load_audio(audio, STT_RATE)
+        seconds = len(samples) / STT_RATE
+        if self.pad_s > 0:
+            pad = np.zeros(int(round(self.pad_s * STT_RATE)), np.float32)
+            samples = np.concatenate([pad, samples, pad])
         model = _whisper(self.model_key, self.compute_type, self.threads)
         started = perf_counter()
         with _run_lock:
             segments, info = model.transcribe(samples, language=self.language, beam_size=self.beam_size,
-                                              condition_on_previous_text=False)
+                                              condition_on_previous_text=False, vad_filter=self.vad_filter,
+                                              initial_prompt=self.initial_prompt)
             text = " ".join(s.text.strip() for s in segments).strip()
-        return Transcript(text, len(samples) / STT_RATE, (perf_counter() - started) * 1000.0,
-                          info.language)
+        return Transcript(text, seconds, (perf_counter() - started) * 1000.0, info.language)
 
     async def atranscribe(self, audio, sample_rate: int = STT_RATE) -> Transcript:
         """:meth:`transcribe` in a worker thread."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
          "fifteen sixteen seventeen eighteen nineteen").split()
@@ -73,3 +74,50 @@ def word_errors(reference: str, hypothesis: str) -> WordErrors:
 def wer(reference: str, hypothesis: str) -> float:
     """Word error rate of ``hypothesis`` against ``reference``."""
     return word_errors(reference, hypothesis).wer
+
+
+LENGTH_BUCKETS: tuple[tuple[int, int | None], ...] = ((1, 3), (4, 8), (9, 20), (21, None))
+"""Utterance lengths (reference words, after normalisation) that WER is reported by."""
+
+
+def length_bucket(words: int, buckets: tuple[tuple[int, int | None], ...] = LENGTH_BUCKETS) -> str:
+    """The label ("1-3", "4-8", "9-20", "21+") of an utterance of ``words`` reference words
+    ("0" for an empty reference)."""
+    for lo, hi in buckets:
+        if words >= lo and (hi is None or words <= hi):
+            return f"{lo}+" if hi is None else f"{lo}-{hi}"
+    return str(words)
+
+
+@dataclass(frozen=True)
+class BucketWER:
+    """WER of a group of utterances: ``mean`` of the per-utterance WERs (what a voice run's
+    ``stt_wer`` mean is) and ``corpus`` (all word errors / all reference words)."""
+
+    n: int
+    words: int
+    errors: int
+    mean: float
+
+    @property
+    def corpus(self) -> float:
+        return self.errors / self.words if self.words else 0.0
+
+
+def summarize_errors(errors: Sequence[WordErrors]) -> BucketWER:
+    """:class:`BucketWER` of some utterances' edit counts."""
+    return BucketWER(len(errors), sum(e.reference_words for e in errors), sum(e.errors for e in errors),
+                     sum(e.wer for e in errors) / len(errors) if errors else 0.0)
+
+
+def wer_by_length(pairs: Iterable[tuple[str, str]],
+                  buckets: tuple[tuple[int, int | None], ...] = LENGTH_BUCKETS) -> dict[str, BucketWER]:
+    """WER of ``(reference, hypothesis)`` pairs grouped by the reference's length bucket, in
+    bucket order (buckets with no utterance left out)."""
+    groups: dict[str, list[WordErrors]] = {}
+    for ref, hyp in pairs:
+        e = word_errors(ref, hyp)
+        groups.setdefault(length_bucket(e.reference_words, buckets), []).append(e)
+    order = [length_bucket(lo, buckets) for lo, _ in buckets]
+    return {label: summarize_errors(groups[label])
+            for label in sorted(groups, key=lambda k: order.index(k) if k in order else -1)}

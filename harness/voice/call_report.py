@@ -1,0 +1,78 @@
+"""The streamed pipeline's latency stages and the full-duplex call measures of a run, from the
+store (``extra_json`` -> ``agent`` -> ``voice``): the lines ``deskbench call report`` adds
+after the voice figures (:func:`harness.voice.report.voice_lines`)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness.voice.report import summarize_measures
+from store import StoreReader
+
+STAGES = ("time_to_first_audio_ms", "endpoint_ms", "stt_tail_ms", "llm_first_sentence_ms",
+          "tts_first_chunk_ms", "playback_stall_ms")
+CALL = ("interruptions", "backchannels", "overlap_s", "dead_air_s", "call_s")
+
+
+def _agent_voices(turns: list[dict[str, Any]]):
+    for t in turns:
+        voice = (json.loads(t.get("extra_json") or "{}").get("agent") or {}).get("voice")
+        if voice:
+            yield t, voice
+
+
+def latency_stages(turns: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """End of caller speech -> first agent audio and its stages, per agent reply."""
+    out: dict[str, list[float]] = {k: [] for k in STAGES}
+    for _, v in _agent_voices(turns):
+        for k in STAGES:
+            if isinstance(v.get(k), (int, float)):
+                out[k].append(float(v[k]))
+    return {k: vals for k, vals in out.items() if vals}
+
+
+def duplex_measures(turns_by_interaction: dict[str, list[dict[str, Any]]]) -> dict[str, list[float]]:
+    """Per call (its last turn's ``call`` figures) and per reply (response and yield latency)."""
+    out: dict[str, list[float]] = {f"call.{k}": [] for k in CALL}
+    out.update({"reply.response_latency_ms": [], "barge_in.yield_ms": []})
+    for turns in turns_by_interaction.values():
+        last = None
+        for _, v in _agent_voices(turns):
+            d = v.get("duplex") or {}
+            if "response_latency_ms" in d:
+                out["reply.response_latency_ms"].append(float(d["response_latency_ms"]))
+            if d.get("barge_in"):
+                out["barge_in.yield_ms"].append(float(d["barge_in"]["yield_ms"]))
+            last = v.get("call") or last
+        if last:
+            for k in CALL:
+                out[f"call.{k}"].append(float(last.get(k) or 0.0))
+    return {k: vals for k, vals in out.items() if vals}
+
+
+def call_lines(reader: StoreReader, run_id: str) -> list[str]:
+    """Markdown lines ([] when the run has neither streamed nor duplex replies)."""
+    by_iid = reader.turns_for_run(run_id)
+    turns = [t for rows in by_iid.values() for t in rows]
+    pipelines = {v.get("pipeline", "turn-based") for _, v in _agent_voices(turns)}
+    lines: list[str] = []
+    stages = latency_stages(turns)
+    if stages:
+        lines += ["", "### Latency at the caller", "", f"Pipeline: {', '.join(sorted(pipelines))}. End of "
+                  "the caller's speech -> the agent's first audio (`time_to_first_audio_ms`) = endpoint + "
+                  "STT tail + LLM time to the first sentence + its TTS; ms per reply.", "",
+                  "| stage | n | mean | p50 | p95 |", "|---|---|---|---|---|"]
+        lines += [_row(k, s) for k, s in summarize_measures(stages).items()]
+    duplex = duplex_measures(by_iid)
+    if duplex:
+        recordings = sum(1 for rows in by_iid.values() if any("call_audio" in v for _, v in _agent_voices(rows)))
+        lines += ["", "### Full-duplex calls", "", f"Per call (seconds, counts) and per reply (ms); "
+                  f"{recordings} stereo recordings (caller left, agent right).", "",
+                  "| measure | n | mean | p50 | p95 |", "|---|---|---|---|---|"]
+        lines += [_row(k, s) for k, s in summarize_measures(duplex).items()]
+    return lines
+
+
+def _row(key: str, s: dict[str, Any]) -> str:
+    return f"| {key} | {s['n']} | " + " | ".join(
+        "n/a" if s[k] is None else f"{s[k]:.1f}" for k in ("mean", "p50", "p95")) + " |"

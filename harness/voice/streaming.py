@@ -1,0 +1,288 @@
+"""The agent's reply spoken while it is written: tokens -> sentences -> a TTS worker.
+
+:func:`speak_streamed` runs any ``graphs.protocols.Agent`` whose model is reached through
+``harness.llm.RoleClient`` (the plain and the RAG agent) with a callback handler attached to
+the current run config; the handler makes the chat model stream (it is a LangChain streaming
+handler, as LangGraph's message stream is) and feeds every token to a
+:class:`SentenceSplitter`. Each finished sentence (the first one may end at a comma, so that
+speech starts sooner) goes on a queue; a TTS worker speaks the queue in order while the rest is
+generated. A model that does not stream (a fake chat model, ``stream=False``) gives its sentences
+when the whole reply is done: the turn-based timing, through the same pipeline.
+
+Times are milliseconds from the agent's request: when each sentence's text was complete
+(``text_ms``) and when its audio was ready (``audio_ms``). A retried model call restarts the
+pipeline (what the failed attempt had queued is dropped); if the agent's final text is not the
+streamed text (an agent that rewrites its reply), the final text is spoken from its end.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import Any, Sequence
+
+import numpy as np
+from langchain_core.callbacks import BaseCallbackHandler
+
+from graphs.protocols import Agent, Message, Problem, Reply
+from harness.voice.audio import resample
+from harness.voice.textclean import clean_for_speech
+
+_END = re.compile(r"[.!?](?=[\"')\]]*\s)")
+_CLAUSE = re.compile(r"[,;:](?=\s)")
+_ABBREV = {"e.g", "i.e", "etc", "mr", "mrs", "dr", "vs", "no", "fig", "approx", "st"}
+MAX_WORDS = 40   # a chunk without any punctuation is cut here
+
+
+class SentenceSplitter:
+    """Cuts streamed text into speakable chunks: at a sentence end (., !, ? then a space), at
+    a line break, never inside a code fence; the first chunk may end at a comma, semicolon or
+    colon once it has ``first_chunk_words`` words (0: sentences only)."""
+
+    def __init__(self, first_chunk_words: int = 4):
+        self.first_chunk_words = first_chunk_words
+        self.buffer = ""
+        self.emitted = 0
+
+    def feed(self, text: str) -> list[str]:
+        """Add streamed text; returns the chunks it completed."""
+        self.buffer += text
+        out = []
+        while (cut := self._cut()) is not None:
+            chunk, self.buffer = self.buffer[:cut].strip(), self.buffer[cut:]
+            if chunk:
+                out.append(chunk)
+                self.emitted += 1
+        return out
+
+    def flush(self) -> list[str]:
+        """The rest, once the stream has ended."""
+        rest, self.buffer = self.buffer.strip(), ""
+        return [rest] if rest else []
+
+    def _cut(self) -> int | None:
+        text = self.buffer
+        if text.count("```") % 2:           # inside a code fence: wait for it to close
+            return None
+        fence_end = text.rfind("```")
+        floor = fence_end + 3 if fence_end >= 0 else 0
+        newline = text.find("\n", floor)
+        for m in _END.finditer(text, floor):
+            if newline != -1 and newline < m.start():
+                break
+            word = re.findall(r"[\w.]+$", text[:m.start()])
+            if word and (word[0].lower() in _ABBREV or word[0].isdigit()):
+                continue                     # "e.g." or a list's "1."
+            return m.end()
+        if newline != -1:
+            return newline + 1 if text[:newline].strip() or newline > 0 else None
+        if self.emitted == 0 and self.first_chunk_words:
+            for m in _CLAUSE.finditer(text, floor):
+                if len(text[:m.start()].split()) >= self.first_chunk_words:
+                    return m.end()
+        words = list(re.finditer(r"\S+\s", text[floor:]))
+        if len(words) > MAX_WORDS:
+            return floor + words[MAX_WORDS - 1].end()
+        return None
+
+
+@dataclass
+class SpokenChunk:
+    """One spoken piece of the reply: its text, its audio and when each was ready (ms)."""
+
+    text: str
+    cleaned: str
+    samples: np.ndarray = field(repr=False)
+    sample_rate: int
+    text_ms: float
+    audio_ms: float
+    tts_ms: float
+
+    @property
+    def seconds(self) -> float:
+        return len(self.samples) / float(self.sample_rate)
+
+
+@dataclass
+class SpokenReply:
+    """The agent's reply and its spoken chunks."""
+
+    reply: Reply
+    chunks: list[SpokenChunk]
+    respond_ms: float
+    streamed: bool
+
+    @property
+    def cleaned_text(self) -> str:
+        return " ".join(c.cleaned for c in self.chunks)
+
+    def measures(self) -> dict[str, Any]:
+        """The pipeline's per-stage figures (ms from the agent's request)."""
+        out: dict[str, Any] = {"pipeline": "streaming", "llm_streamed": self.streamed,
+                               "spoken_chunks": len(self.chunks)}
+        if self.chunks:
+            first = self.chunks[0]
+            out.update(llm_first_sentence_ms=round(first.text_ms, 1),
+                       tts_first_chunk_ms=round(first.audio_ms - first.text_ms, 1),
+                       agent_first_audio_ms=round(first.audio_ms, 1),
+                       playback_stall_ms=round(playback(self.chunks)[1], 1))
+        return out
+
+    def audio(self, gap_s: float = 0.1) -> tuple[np.ndarray, int]:
+        """The chunks one after another with ``gap_s`` of silence between them."""
+        return join_chunks(self.chunks, gap_s)
+
+
+def join_chunks(chunks: Sequence[SpokenChunk], gap_s: float = 0.1) -> tuple[np.ndarray, int]:
+    rate = chunks[0].sample_rate
+    gap = np.zeros(int(gap_s * rate), np.float32)
+    parts: list[np.ndarray] = []
+    for i, c in enumerate(chunks):
+        if i:
+            parts.append(gap)
+        parts.append(c.samples if c.sample_rate == rate else resample(c.samples, c.sample_rate, rate))
+    return np.concatenate(parts).astype(np.float32), rate
+
+
+def playback(chunks: Sequence[SpokenChunk], gap_s: float = 0.1) -> tuple[list[float], float]:
+    """Each chunk's start (ms from the request) when played as soon as it is ready and the
+    one before has finished, and the total stall (silence waiting for audio) after the first."""
+    starts, end, stall = [], None, 0.0
+    for c in chunks:
+        due = c.audio_ms if end is None else max(c.audio_ms, end + gap_s * 1000.0)
+        if end is not None:
+            stall += due - (end + gap_s * 1000.0)
+        starts.append(due)
+        end = due + c.seconds * 1000.0
+    return starts, stall
+
+
+class _TokenFeed(BaseCallbackHandler):
+    """A LangChain callback handler: streamed tokens into the splitter, chunks onto the queue.
+    Having ``tap_output_aiter`` makes it a streaming handler, so the chat model streams."""
+
+    run_inline = True   # called in the event loop (the queue is an asyncio.Queue)
+
+    def __init__(self, pipeline: "_Pipeline"):
+        self.pipeline, self.attempts, self.tokens = pipeline, 0, 0
+
+    def tap_output_aiter(self, run_id, output):
+        return output
+
+    def tap_output_iter(self, run_id, output):
+        return output
+
+    def on_chat_model_start(self, *args, **kwargs) -> None:
+        self.attempts += 1
+        if self.attempts > 1:   # a retry: what the failed attempt queued is dropped
+            self.pipeline.restart()
+
+    def on_llm_new_token(self, token: str, **kwargs) -> None:
+        if token:
+            self.tokens += 1
+            self.pipeline.text(token)
+
+
+class _Pipeline:
+    """Sentence queue -> TTS worker (one sentence at a time, in order)."""
+
+    def __init__(self, speaker, first_chunk_words: int):
+        self.speaker, self.first_chunk_words = speaker, first_chunk_words
+        self.started = perf_counter()
+        self.generation = 0
+        self.streamed_text = ""
+        self.splitter = SentenceSplitter(first_chunk_words)
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.chunks: list[SpokenChunk] = []
+        self.worker = asyncio.create_task(self._work())
+
+    def now_ms(self) -> float:
+        return (perf_counter() - self.started) * 1000.0
+
+    def text(self, token: str) -> None:
+        self.streamed_text += token
+        for chunk in self.splitter.feed(token):
+            self.queue.put_nowait((self.generation, chunk, self.now_ms()))
+
+    def restart(self) -> None:
+        self.generation += 1
+        self.streamed_text = ""
+        self.splitter = SentenceSplitter(self.first_chunk_words)
+
+    def restart_with(self, text: str, at_ms: float) -> None:
+        self.restart()
+        for chunk in self.splitter.feed(text) + self.splitter.flush():
+            self.queue.put_nowait((self.generation, chunk, at_ms))
+
+    async def finish(self) -> list[SpokenChunk]:
+        for chunk in self.splitter.flush():
+            self.queue.put_nowait((self.generation, chunk, self.now_ms()))
+        self.queue.put_nowait(None)
+        await self.worker
+        return [c for g, c in self.chunks if g == self.generation]
+
+    async def _work(self) -> None:
+        while (item := await self.queue.get()) is not None:
+            generation, text, text_ms = item
+            if generation != self.generation:
+                continue
+            cleaned = clean_for_speech(text)
+            if not cleaned:
+                continue
+            speech = await self.speaker.aspeak(cleaned)
+            self.chunks.append((generation, SpokenChunk(text, cleaned, speech.samples, speech.sample_rate,
+                                                        text_ms, self.now_ms(), speech.ms)))
+
+    def cancel(self) -> None:
+        self.worker.cancel()
+
+
+def _attach(handler) -> Any:
+    """Run config with ``handler`` added to the current callbacks; returns the reset token."""
+    from langchain_core.runnables.config import var_child_runnable_config
+    current = dict(var_child_runnable_config.get() or {})
+    callbacks = current.get("callbacks")
+    if callbacks is None:
+        callbacks = [handler]
+    elif isinstance(callbacks, list):
+        callbacks = [*callbacks, handler]
+    else:   # a callback manager (inside a LangGraph node)
+        callbacks = callbacks.copy()
+        callbacks.add_handler(handler, inherit=True)
+    return var_child_runnable_config.set({**current, "callbacks": callbacks})
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+async def speak_streamed(inner: Agent, problem: Problem, history: Sequence[Message], speaker,
+                         first_chunk_words: int = 4, stream: bool = True) -> SpokenReply:
+    """The agent's reply, each sentence spoken as soon as it is complete (module docstring).
+
+    Args:
+        inner: the agent.
+        speaker: a ``harness.voice.tts.Speaker`` (or anything with ``aspeak``).
+        stream: False: the model answers in one piece (the turn-based pipeline's timing).
+    """
+    from langchain_core.runnables.config import var_child_runnable_config
+    pipeline = _Pipeline(speaker, first_chunk_words)
+    feed = _TokenFeed(pipeline)
+    token = _attach(feed) if stream else None
+    try:
+        reply = await inner.respond(problem, history)
+    except BaseException:
+        pipeline.cancel()
+        raise
+    finally:
+        if token is not None:
+            var_child_runnable_config.reset(token)
+    respond_ms = pipeline.now_ms()
+    streamed = feed.tokens > 0
+    text = reply.text or ""
+    if not streamed or not _same(text, pipeline.streamed_text):
+        # no stream, or the agent's final text is not what it streamed: speak the final text
+        pipeline.restart_with(text, respond_ms)
+    chunks = await pipeline.finish()
+    return SpokenReply(reply, chunks, respond_ms, streamed)
