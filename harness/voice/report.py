@@ -141,7 +141,8 @@ def voice_lines(reader: StoreReader, run_id: str) -> list[str]:
                   "|---|---|---|---|---|---|---|---|"]
         lines += [f"| {r['line']} | {r['side']} | {r['words']} | {r['n']} | {r['reference_words']} | "
                   f"{r['errors']} | {r['mean']:.3f} | {r['corpus']:.3f} |" for r in length]
-    return lines
+    from harness.voice.call_report import call_lines  # built on this module's summaries
+    return lines + call_lines(reader, run_id)
 
 
 def _row(first: list[str], key: str, s: dict[str, Any]) -> str:
