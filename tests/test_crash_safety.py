@@ -195,6 +195,8 @@ def test_ntb_run_killed_at_every_end_of_run_point_is_finished_by_resumes(tmp_pat
 class TextSpeaker:
     """'Speaks' a text as its code points, so :class:`TextTranscriber` hears it exactly."""
 
+    engine = "text"  # as harness.voice.tts.Speaker: the streamed pipeline records it
+
     async def aspeak(self, text, out_path=None):
         import numpy as np
         from harness.voice.tts import SpeechResult
