@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 from harness import prompts
-from harness.adversarial import CATEGORIES, load_suite
+from harness.adversarial import ATTACKS, load_suite
 
 DESKBENCH = str(Path(sys.executable).with_name("deskbench"))
 LOOSE_BOUND = 3.0  # mean shift over the 6 pairs; the target (1 point) is reported, not asserted
 
 
 def test_robustness_subset_on_the_embedded_judge(tmp_path):
-    assert {p.category for p in load_suite()[:6]} == set(CATEGORIES)
+    assert {p.category for p in load_suite()[:6]} == set(ATTACKS)
     figures, report = tmp_path / "r.json", tmp_path / "r.md"
     proc = subprocess.run([DESKBENCH, "robustness", "--pairs", "6", "--store", str(tmp_path / "s.sqlite"),
                            "--json", str(figures), "--out", str(report), "--quiet"],
@@ -24,7 +24,7 @@ def test_robustness_subset_on_the_embedded_judge(tmp_path):
     assert "Judge robustness:" in proc.stdout and report.read_text() in proc.stdout
     data = json.loads(figures.read_text())
     assert data["prompt_version"] == prompts.PROMPT_VERSION and len(data["pairs"]) == 6
-    assert {p["category"] for p in data["pairs"]} == set(CATEGORIES)
+    assert {p["category"] for p in data["pairs"]} == set(ATTACKS)
     # injection never breaks the judge: every judgment is valid, schema-checked JSON of its own
     assert [p["id"] for p in data["pairs"] if p["failed"]] == []
     assert all(p["clean"] is not None and p["attacked"] is not None for p in data["pairs"])
