@@ -64,9 +64,19 @@ async def streamed(agent, link: SpeechLink, problem, history, text, endpoint_ms)
     row = {"endpoint_ms": endpoint_ms, "stt_tail_ms": heard.tail_ms,
            "llm_first_sentence_ms": m.get("llm_first_sentence_ms", out.respond_ms),
            "tts_first_chunk_ms": m.get("tts_first_chunk_ms", 0.0), "stt_chunks": len(heard.chunks),
-           "llm_streamed": out.streamed}
+           "llm_streamed": out.streamed, **_call_figures(out.reply)}
     row["total_ms"] = endpoint_ms + row["stt_tail_ms"] + row["llm_first_sentence_ms"] + row["tts_first_chunk_ms"]
     return row, out.reply.text or ""
+
+
+def _call_figures(reply) -> dict:
+    """The agent call's prompt tokens (evaluated and reused from the server's cache), generated
+    tokens and time to its first token: where the LLM stage's time goes."""
+    if not reply.calls:
+        return {}
+    c = reply.calls[-1]
+    return {"prompt_evaluated": c.input_tokens - c.cached_tokens, "prompt_cached": c.cached_tokens,
+            "generated": c.output_tokens, "ttft_ms": c.ttft_ms}
 
 
 def pct(values, q) -> float:
@@ -111,8 +121,11 @@ async def run(args) -> None:
                     row, reply = await streamed(agent, link, problem, history, text, args.endpoint_ms)
                 history += [Message("user", text), Message("agent", reply)]
                 rows.append(row)
+                extra = ("" if "prompt_evaluated" not in row else
+                         f"  (prompt {row['prompt_evaluated']} evaluated + {row['prompt_cached']} cached, "
+                         f"first token {row['ttft_ms'] or 0:.0f} ms)")
                 print(f"  {mode:<10} turn {n + 1:>2}: {row['total_ms']:>7.0f} ms  "
-                      + "  ".join(f"{k} {row[k]:.0f}" for k in STAGES[mode]), flush=True)
+                      + "  ".join(f"{k} {row[k]:.0f}" for k in STAGES[mode]) + extra, flush=True)
             results[mode] = rows
     print()
     print(f"{'pipeline':<11} {'stage':<24} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
