@@ -34,6 +34,26 @@ def _vocabulary() -> frozenset[str]:
     return frozenset(w for w in data["model"]["vocab"] if not w.startswith("##"))
 
 
+_INFLECTIONS = ("ations", "ation", "ing", "ed", "es", "s")
+
+
+def is_generic(word: str) -> bool:
+    """``word`` is a generic fix word or one of its inflections (``reinstalling``,
+    ``restarted``, ``installation``): stripping a suffix, with a doubled final consonant undone
+    (``grepping`` -> ``grep``), gives a word of :data:`GENERIC`. In a
+    batch, "reinstalling" in a generic list of steps counted as a term of the real fix and a
+    non-fix passed the outcome threshold (docs/selfscore.md)."""
+    if word in GENERIC:
+        return True
+    for suffix in _INFLECTIONS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stem = word[: -len(suffix)]
+            doubled = stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] else stem
+            if stem in GENERIC or doubled in GENERIC or stem + "e" in GENERIC:
+                return True
+    return False
+
+
 def _words(text: str) -> set[str]:
     return {w.lower().rstrip(".") for w in _WORD_RE.findall(text or "")}
 
@@ -42,7 +62,7 @@ def distinctive_terms(text: str, known: str = "") -> set[str]:
     """The distinctive terms of ``text`` that ``known`` (e.g. the question) does not use."""
     vocabulary = _vocabulary()
     seen = _words(known)
-    return {w for w in _words(text) if len(w) >= 4 and w not in GENERIC and w not in seen
+    return {w for w in _words(text) if len(w) >= 4 and not is_generic(w) and w not in seen
             and (_TECHNICAL_RE.search(w) or w not in vocabulary)}
 
 

@@ -399,6 +399,21 @@ def test_commands_that_only_look_at_the_system_are_not_terms_of_the_fix():
         ["ubuntu-desktop"]
 
 
+def test_inflections_of_generic_fix_words_are_not_terms_of_the_fix():
+    from harness.fix_terms import distinctive_terms, is_generic, shared_fix_terms
+    # seen in a batch (task 1451): "reinstalling" in a generic reply matched the thread's fix
+    assert {w for w in ("reinstalling", "reinstalled", "restarting", "rebooting", "rebooted",
+                        "installation", "installs", "packages", "commands")
+            if not is_generic(w)} == set()
+    # the fix's own terms stay, whatever their ending (not a generic word underneath)
+    assert [w for w in ("ndiswrapper", "dhclient", "grub-install", "reinstaller", "installer", "rebooter")
+            if is_generic(w)] == []
+    solution = "Reinstalling xserver-xorg-video-intel fixed it after restarting."
+    assert distinctive_terms(solution) == {"xserver-xorg-video-intel"}
+    assert shared_fix_terms("Try reinstalling the driver and restarting.", solution) == []
+    assert shared_fix_terms("Reinstall xserver-xorg-video-intel.", solution) == ["xserver-xorg-video-intel"]
+
+
 def test_the_simulators_own_instructions_are_cut_from_its_message():
     from harness.user_checks import strip_copied_instructions
     # seen in a batch: the outcome note written out after the reply
