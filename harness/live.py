@@ -203,6 +203,8 @@ class LiveUpdate:
     partial: str | None = None
     view: SessionView | None = None
     audio: str | None = None  # the spoken reply's WAV (voice messages)
+    chunk: Any = None  # voice.streaming: one spoken chunk of the reply as soon as its audio is
+    #                    ready (harness.voice.streaming.SpokenChunk), to play while the rest comes
 
 
 class LiveSessions:
@@ -407,10 +409,12 @@ class LiveSessions:
 
     async def send(self, session_id: str, text: Any, participant_id: str | None = None,
                    rate_key: str | None = None, voice: dict[str, Any] | None = None,
-                   ) -> AsyncIterator[LiveUpdate]:
+                   on_resume: Callable[[], None] | None = None) -> AsyncIterator[LiveUpdate]:
         """The person's next message (their own in mode ``user``, their reply as the agent in
         mode ``agent``). Yields the agent's reply as it streams, then the final view.
         ``voice``: the spoken message's audio reference and timings (see :meth:`send_audio`).
+        ``on_resume``: called just before the paused graph resumes with the message (the
+        agent's request follows at once): where a spoken reply's stage times start.
 
         Raises:
             LiveError: bad message, rate limit, a session that is not the caller's or has ended.
@@ -435,6 +439,8 @@ class LiveSessions:
                                     "customer's latest message is shown again. Read it and send "
                                     "your reply once more.")
                 partial, call = "", None
+                if on_resume is not None:
+                    on_resume()
                 async for mode, chunk in graph.astream(Command(resume=resume), self._thread(session_id),
                                                        stream_mode=["messages", "updates"]):
                     if mode != "messages":
@@ -484,9 +490,15 @@ class LiveSessions:
     async def send_audio(self, session_id: str, audio: Any, participant_id: str | None = None,
                          rate_key: str | None = None) -> AsyncIterator[LiveUpdate]:
         """A spoken message (a recording from the browser, any format): kept as a WAV,
-        transcribed, sent as the person's turn; the agent's reply is then spoken and its audio
-        file referenced from the turn (``extra_json`` -> ``agent`` -> ``voice``). The last
-        update carries ``audio``, the reply's WAV.
+        transcribed, sent as the person's turn; the agent's reply is spoken and its audio file
+        referenced from the turn (``extra_json`` -> ``agent`` -> ``voice``). The last update
+        carries ``audio``, the reply's WAV.
+
+        With ``voice.streaming`` (the default) the reply is spoken sentence by sentence while
+        it streams: updates with ``chunk`` carry each sentence's audio as soon as it is ready,
+        and the stored WAV is the chunks joined, with the pipeline's stage times
+        (:mod:`harness.voice.live_speech`). Without it the whole stored reply is spoken after
+        the turn, as one file.
 
         Raises:
             LiveError: no recording, broken or silent audio, or no words recognised (nothing
@@ -495,6 +507,7 @@ class LiveSessions:
         from harness.voice.audio import AudioError
         from harness.voice.tts import SpeechError
 
+        received = time.perf_counter()
         sess = self._session(session_id, participant_id)
         if sess["mode"] != "user" or sess["status"] != "active":
             raise LiveError("Speaking is for an active conversation in which you are the user.")
@@ -514,6 +527,13 @@ class LiveSessions:
             raise LiveError("No words were recognised in the recording. Speak closer to the "
                             "microphone (or type your message) and send again.")
         voice = {"audio": ref, "stt_ms": heard.ms, "audio_s": heard.seconds, "heard_text": heard.text}
+        if self.config.voice.streaming:
+            from harness.voice.live_speech import speak_while_streaming
+            async for update in speak_while_streaming(
+                    self, session_id, heard.text, voice, turn, tts, files, received,
+                    participant_id=participant_id, rate_key=rate_key):
+                yield update
+            return
         last = None
         async for update in self.send(session_id, heard.text, participant_id, rate_key, voice=voice):
             if update.view is None:

@@ -8,6 +8,7 @@ session again.
 """
 from __future__ import annotations
 
+import base64
 import functools
 import secrets
 from dataclasses import replace
@@ -90,6 +91,68 @@ def warn(exc: Exception) -> str:
     return f"⚠️ {exc}"
 
 
+# -- the streamed spoken reply: chunks played as they come ---------------------------------
+# gr.Audio(streaming=True) as an output re-encodes the chunks to AAC with the ffmpeg program
+# (Gradio 6), which deskbench does not install; this player takes each chunk's WAV as a data URL
+# and plays the chunks one after another in an <audio> element of its own. Its value is the
+# reply's key, then one data URL per line, growing as chunks come (Gradio sends a generator's
+# repeated outputs as diffs, so each yield carries only the new chunk). A new key stops the
+# reply playing and starts the next. The element's data-received, data-started and
+# data-ended count the chunks (the browser tests read them).
+PLAYER_TEMPLATE = "<div class='reply-stream-label'></div>"
+PLAYER_JS = r"""
+const st = {key: null, urls: [], next: 0, audio: null, started: 0, ended: 0, blocked: false};
+const show = () => {
+  Object.assign(element.dataset, {key: st.key || '', received: st.urls.length, started: st.started,
+                                  ended: st.ended, blocked: st.blocked ? '1' : ''});
+  const label = element.querySelector('.reply-stream-label');
+  if (!label) return;
+  label.textContent = !st.urls.length ? '' : st.blocked
+    ? 'The browser did not let the reply play: press play on the spoken reply below.'
+    : `Spoken reply: ${st.ended} of ${st.urls.length} sentences played`
+      + (st.audio ? ', playing ...' : '');
+};
+const play = () => {
+  if (st.audio || st.blocked || st.next >= st.urls.length) return;
+  const key = st.key, audio = new Audio(st.urls[st.next++]);
+  st.audio = audio;
+  const done = () => {
+    if (st.key !== key || st.audio !== audio) return;
+    st.audio = null; st.ended++; show(); setTimeout(play, 100);
+  };
+  audio.addEventListener('ended', done);
+  audio.addEventListener('error', done);
+  audio.play().then(() => { if (st.key === key) { st.started++; show(); } })
+    .catch(() => {
+      if (st.key === key && st.audio === audio) { st.audio = null; st.blocked = true; show(); }
+    });
+  show();
+};
+const update = () => {
+  const lines = (props.value || '').split('\n');
+  if (lines[0] !== st.key) {
+    if (st.audio) st.audio.pause();
+    Object.assign(st, {key: lines[0], urls: [], next: 0, audio: null, started: 0, ended: 0,
+                       blocked: false});
+  }
+  st.urls = lines.slice(1).filter(Boolean);
+  show(); play();
+};
+watch('value', update);
+update();
+"""
+
+
+def reply_stream(key: str, chunks: list[str]) -> str:
+    """The streamed-reply player's value: the reply's key, then its chunks' data URLs."""
+    return "\n".join([key, *chunks])
+
+
+def audio_data_url(wav: bytes) -> str:
+    """A WAV as a data URL the page can play without fetching a file."""
+    return "data:audio/wav;base64," + base64.b64encode(wav).decode("ascii")
+
+
 def rating_resets(view: SessionView | None, ids: dict) -> tuple[list, dict]:
     """Updates of the rating widgets (helpfulness, solved, naturalness, comprehensibility) and
     the ids: back to their defaults when the page shows a reply it has not shown before (a new
@@ -108,6 +171,7 @@ def rating_resets(view: SessionView | None, ids: dict) -> tuple[list, dict]:
 def build_app(services: AppServices) -> gr.Blocks:
     live, studies, cfg = services.live, services.studies, services.config.app
     show_scores = cfg.show_judge_scores
+    streamed = services.config.voice.streaming  # a voice message's reply spoken as it streams
 
     def outputs_for(view: SessionView | None, ids: dict, note: str = "", partial: str | None = None):
         rate_visible = bool(view and view.mode == "user" and view.turns and view.status == "active")
@@ -185,21 +249,30 @@ def build_app(services: AppServices) -> gr.Blocks:
             yield (*outputs_for(view, ids, warn(exc)), text)
 
     async def on_send_audio(audio: str | None, ids: dict, request: gr.Request):
+        """A voice message; the reply's text streams to the chat and, with voice.streaming,
+        each spoken chunk to the streamed-reply player as soon as it is ready."""
+        from harness.voice.live_speech import chunk_wav
         ids = with_defaults(ids)
         view = await current(ids)
+        key, chunks, partial = secrets.token_hex(6), [], None
         try:
             if view is None or view.status != "active":
                 refuse_in_study(ids)
-                yield (*outputs_for(view, ids, "Listening to your recording ..."), None)
+                yield (*outputs_for(view, ids, "Listening to your recording ..."), None,
+                       reply_stream(key, chunks))
                 view, ids = await start_free_user_session(ids, request, await live.transcribe(audio))
-            yield (*outputs_for(view, ids, "Listening to your recording ..."), None)
+            yield (*outputs_for(view, ids, "Listening to your recording ..."), None, reply_stream(key, chunks))
             async for update in live.send_audio(view.session_id, audio, ids.get("participant") or None):
+                if update.chunk is not None:
+                    chunks.append(audio_data_url(chunk_wav(update.chunk)))
+                partial = update.partial if update.partial is not None else partial
                 if update.view is None:
-                    yield (*outputs_for(view, ids, "The agent is answering ...", update.partial), None)
+                    yield (*outputs_for(view, ids, "The agent is answering ...", partial), None,
+                           reply_stream(key, chunks))
                 else:
-                    yield (*outputs_for(update.view, ids), update.audio)
+                    yield (*outputs_for(update.view, ids), update.audio, reply_stream(key, chunks))
         except LiveError as exc:
-            yield (*outputs_for(view, ids, warn(exc)), None)
+            yield (*outputs_for(view, ids, warn(exc)), None, reply_stream(key, chunks))
 
     async def on_draw(mode: str, agent: str, ids: dict):
         ids = {**with_defaults(ids), "agent": agent}
@@ -329,8 +402,13 @@ def build_app(services: AppServices) -> gr.Blocks:
                 with gr.Row():
                     mic = gr.Audio(sources=["microphone", "upload"], type="filepath",
                                    label="Or speak your message", elem_id="mic")
-                    reply_audio = gr.Audio(label="The agent's reply, spoken", autoplay=True,
+                    # streamed: the chunks play in reply_stream as they come; the whole
+                    # reply arrives here once stored (to play again), so it must not autoplay
+                    reply_audio = gr.Audio(label="The agent's reply, spoken", autoplay=not streamed,
                                            interactive=False, elem_id="reply-audio")
+                reply_stream_player = gr.HTML("", html_template=PLAYER_TEMPLATE, js_on_load=PLAYER_JS,
+                                              visible=True if streamed else "hidden",
+                                              elem_id="reply-stream")
                 voice_btn = gr.Button("Send voice message", elem_id="send-voice")
                 status = gr.Markdown(elem_id="status")
                 judge_md = gr.Markdown(visible=show_scores, elem_id="judge-scores")
@@ -347,7 +425,8 @@ def build_app(services: AppServices) -> gr.Blocks:
                           concurrency_limit=cfg.concurrency, api_visibility="private")
         send_btn.click(**send_event)
         msg.submit(**send_event)
-        voice_btn.click(on_send_audio, [mic, ids], [*session_outputs, reply_audio],
+        voice_btn.click(on_send_audio, [mic, ids],
+                        [*session_outputs, reply_audio, reply_stream_player],
                         concurrency_limit=cfg.concurrency, api_visibility="private")
         draw_btn.click(on_draw, [mode, agent, ids], session_outputs, api_visibility="private")
         start_btn.click(on_start, [mode, agent, ids], session_outputs, api_visibility="private")

@@ -20,7 +20,7 @@ import asyncio
 import re
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from langchain_core.callbacks import BaseCallbackHandler
@@ -164,7 +164,7 @@ class _TokenFeed(BaseCallbackHandler):
 
     run_inline = True   # called in the event loop (the queue is an asyncio.Queue)
 
-    def __init__(self, pipeline: "_Pipeline"):
+    def __init__(self, pipeline: "SpeechPipeline"):
         self.pipeline, self.attempts, self.tokens = pipeline, 0, 0
 
     def tap_output_aiter(self, run_id, output):
@@ -184,11 +184,18 @@ class _TokenFeed(BaseCallbackHandler):
             self.pipeline.text(token)
 
 
-class _Pipeline:
-    """Sentence queue -> TTS worker (one sentence at a time, in order)."""
+class SpeechPipeline:
+    """Sentence queue -> TTS worker (one sentence at a time, in order). It is also fed from
+    text streamed elsewhere (``text`` with each piece, ``restart`` on a retry, ``restart_with``
+    for a rewritten reply, then ``finish``): the live app feeds it the reply's streamed partial
+    text (``harness.voice.live_speech``). ``on_chunk``, if
+    given, is called (in the event loop) with each chunk of the current attempt as soon as
+    its audio is ready, in order; a chunk of a dropped attempt is not passed on."""
 
-    def __init__(self, speaker, first_chunk_words: int):
+    def __init__(self, speaker, first_chunk_words: int,
+                 on_chunk: Callable[[SpokenChunk], None] | None = None):
         self.speaker, self.first_chunk_words = speaker, first_chunk_words
+        self.on_chunk = on_chunk
         self.started = perf_counter()
         self.generation = 0
         self.streamed_text = ""
@@ -231,8 +238,11 @@ class _Pipeline:
             if not cleaned:
                 continue
             speech = await self.speaker.aspeak(cleaned)
-            self.chunks.append((generation, SpokenChunk(text, cleaned, speech.samples, speech.sample_rate,
-                                                        text_ms, self.now_ms(), speech.ms)))
+            chunk = SpokenChunk(text, cleaned, speech.samples, speech.sample_rate,
+                                text_ms, self.now_ms(), speech.ms)
+            self.chunks.append((generation, chunk))
+            if self.on_chunk is not None and generation == self.generation:
+                self.on_chunk(chunk)
 
     def cancel(self) -> None:
         self.worker.cancel()
@@ -258,16 +268,18 @@ def _same(a: str, b: str) -> bool:
 
 
 async def speak_streamed(inner: Agent, problem: Problem, history: Sequence[Message], speaker,
-                         first_chunk_words: int = 4, stream: bool = True) -> SpokenReply:
+                         first_chunk_words: int = 4, stream: bool = True,
+                         on_chunk: Callable[[SpokenChunk], None] | None = None) -> SpokenReply:
     """The agent's reply, each sentence spoken as soon as it is complete (module docstring).
 
     Args:
         inner: the agent.
         speaker: a ``harness.voice.tts.Speaker`` (or anything with ``aspeak``).
         stream: False: the model answers in one piece (the turn-based pipeline's timing).
+        on_chunk: called with each chunk as soon as its audio is ready (to play it).
     """
     from langchain_core.runnables.config import var_child_runnable_config
-    pipeline = _Pipeline(speaker, first_chunk_words)
+    pipeline = SpeechPipeline(speaker, first_chunk_words, on_chunk)
     feed = _TokenFeed(pipeline)
     token = _attach(feed) if stream else None
     try:
