@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from graphs.protocols import LLMCall
 from harness.compose import Runtime
 from harness.config import load_config
 from harness.ntb.agent import NativeToolAgent, TextProtocolAgent
@@ -250,3 +251,43 @@ def test_llm_user_words_the_clarification_itself():
     again = asyncio.run(user.reply(case, case.question_to_ask, [{"type": "ask", "matched": True}]))
     assert again.detail["redundant"] and again.detail["repeated"] and again.detail["matched"]
     assert again.text == "It is for the year 2023, thanks." and len(again.calls) == 1
+
+
+def _length_cut() -> Exception:
+    import openai
+    from openai.types.chat import ChatCompletion
+    completion = ChatCompletion.model_validate({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "length",
+                     "message": {"role": "assistant", "content": '{"thought": "I think that'}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 320, "total_tokens": 330}})
+    exc = openai.LengthFinishReasonError(completion=completion)
+    exc.llm_calls = [LLMCall("agent", "agent:ntb-step", "m", error="unknown: LengthFinishReasonError")]
+    return exc
+
+
+class _CutThenOk:
+    """A client whose first ``n_cuts`` JSON actions run into the token cap."""
+
+    def __init__(self, n_cuts: int, answer: str = json.dumps({"thought": "t", "action": "final_answer", "api_name": "",
+                                                     "arguments": {}, "text": "Done."})):
+        self.n_cuts, self.answer, self.seen = n_cuts, answer, []
+
+    async def complete(self, messages, purpose, response_format=None):
+        self.seen.append(messages)
+        if len(self.seen) <= self.n_cuts:
+            raise _length_cut()
+        return self.answer, LLMCall("agent", purpose, "m", 10, 5)
+
+
+def test_an_action_cut_at_the_token_cap_is_retried_not_a_failed_case():
+    case = load_case("IMKI/2")
+    client = _CutThenOk(1)
+    action = asyncio.run(TextProtocolAgent(client, retries=2).act(case, []))
+    assert action.kind == "answer" and action.text == "Done." and action.error is None
+    assert [c.error is not None for c in action.calls] == [True, False]  # both calls kept
+    assert "cut off at the length limit" in client.seen[1][-1].content
+    # cut every time: the step is the agent's unusable action (recorded), the case goes on
+    client = _CutThenOk(9)
+    action = asyncio.run(TextProtocolAgent(client, retries=2).act(case, []))
+    assert len(client.seen) == 3 and action.kind == "answer" and "token cap" in action.error

@@ -33,6 +33,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+import openai
+
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -221,8 +223,18 @@ class TextProtocolAgent:
         blocked: _AskBlocked | None = None
         thought = None
         for _ in range(self.retries + 1):
-            text, call = await self.client.complete(messages, "agent:ntb-step",
-                                                    text_action_schema(names, self.variant))
+            try:
+                text, call = await self.client.complete(messages, "agent:ntb-step",
+                                                        text_action_schema(names, self.variant))
+            except openai.LengthFinishReasonError as exc:
+                # the JSON action ran into max_tokens before it closed (seen on the embedded
+                # 1.5B: a thought that never ends): the agent's unusable step, not a failed case
+                calls.extend(getattr(exc, "llm_calls", None) or [])
+                error = "unusable action: the reply ran into the token cap (max_tokens) before its JSON closed"
+                messages = [*self.messages(case, steps),
+                            HumanMessage("Your last action was cut off at the length limit. Answer with one "
+                                         "short JSON action (a thought of one sentence).")]
+                continue
             calls.append(call)
             try:
                 parsed = _TextAction.model_validate_json(text)
