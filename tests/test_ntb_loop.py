@@ -291,3 +291,20 @@ def test_an_action_cut_at_the_token_cap_is_retried_not_a_failed_case():
     client = _CutThenOk(9)
     action = asyncio.run(TextProtocolAgent(client, retries=2).act(case, []))
     assert len(client.seen) == 3 and action.kind == "answer" and "token cap" in action.error
+
+
+@pytest.mark.parametrize("agent_class", ["text", "native"])
+def test_earlier_api_responses_are_cut_in_the_agents_prompt_the_latest_is_whole(agent_class):
+    from harness.ntb import agent as ntb_agent
+    case = load_case("IMKI/2")
+    long = "x" * 2500
+    steps = [{"type": "call", "name": "a", "arguments": {}, "observation": f"first {long}", "thought": "t"},
+             {"type": "ask", "text": "Which date?", "reply": "2022-07-20", "thought": "t"},
+             {"type": "call", "name": "a", "arguments": {}, "observation": f"second {long}", "thought": "t"}]
+    cls = TextProtocolAgent if agent_class == "text" else NativeToolAgent
+    texts = [m.content for m in cls(None).messages(case, steps)]
+    first = next(t for t in texts if "first" in t)
+    second = next(t for t in texts if "second" in t)
+    assert first.endswith(ntb_agent.CUT_MARK) and len(first) == ntb_agent.EARLIER_OBSERVATION_CHARS + len(ntb_agent.CUT_MARK)
+    assert second == f"Observation: second {long}"        # the latest whole (under 3,000 characters)
+    assert any(t == "User: 2022-07-20" for t in texts)   # the user's reply never cut

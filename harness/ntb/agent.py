@@ -160,10 +160,25 @@ def text_action_schema(api_names: Sequence[str], variant: str = "current") -> di
         "required": ["thought", "action", "api_name", "arguments", "text"]}}}
 
 
-def _observation_text(step: dict[str, Any]) -> str:
-    if step["type"] == "call":
-        return f"Observation: {step.get('observation') or ''}"[:3000]
-    return f"User: {step.get('reply') or ''}"
+OBSERVATION_CHARS = 3000        # the latest API response in the agent's prompt
+EARLIER_OBSERVATION_CHARS = 400  # each earlier one (the agent read it whole at its step)
+CUT_MARK = " ... [cut: the whole response was shown at that step]"
+
+
+def _observation_text(step: dict[str, Any], latest: bool = True) -> str:
+    """What the agent reads after a step: the API's response, or the user's reply. An earlier
+    response is cut to ``EARLIER_OBSERVATION_CHARS`` so that a case of 12 steps fits the
+    embedded model's 4,096-token slot (a run of long chart responses overflowed it at step 8;
+    docs/noisytoolbench.md)."""
+    if step["type"] != "call":
+        return f"User: {step.get('reply') or ''}"
+    text = f"Observation: {step.get('observation') or ''}"
+    limit = OBSERVATION_CHARS if latest else EARLIER_OBSERVATION_CHARS
+    return text if len(text) <= limit else text[:limit] + ("" if latest else CUT_MARK)
+
+
+def _latest_call_index(steps: Sequence[dict[str, Any]]) -> int:
+    return max((i for i, s in enumerate(steps) if s["type"] == "call"), default=-1)
 
 
 class _AskBlocked(ValueError):
@@ -208,11 +223,12 @@ class TextProtocolAgent:
         tools = openai_tools(case)
         out: list[BaseMessage] = [SystemMessage(system_prompt(self.variant, describe_apis(tools), "text")),
                                   HumanMessage(case.query)]
-        for step in steps:
+        latest = _latest_call_index(steps)
+        for i, step in enumerate(steps):
             if step["type"] == "answer":
                 continue
             out.append(AIMessage(json.dumps(_as_text_action(step))))
-            out.append(HumanMessage(_observation_text(step)))
+            out.append(HumanMessage(_observation_text(step, i == latest)))
         return out
 
     async def act(self, case: Case, steps: Sequence[dict[str, Any]]) -> Action:
@@ -291,6 +307,7 @@ class NativeToolAgent:
     def messages(self, case: Case, steps: Sequence[dict[str, Any]]) -> list[BaseMessage]:
         out: list[BaseMessage] = [SystemMessage(system_prompt(self.variant, "", "native")),
                                   HumanMessage(case.query)]
+        latest = _latest_call_index(steps)
         for i, step in enumerate(steps):
             if step["type"] == "answer":
                 continue
@@ -301,7 +318,7 @@ class NativeToolAgent:
             else:
                 tc = {"name": "ask_user", "args": {"question": step.get("text", "")}, "id": cid}
             out.append(AIMessage(step.get("thought") or "", tool_calls=[tc]))
-            out.append(ToolMessage(_observation_text(step), tool_call_id=cid))
+            out.append(ToolMessage(_observation_text(step, i == latest), tool_call_id=cid))
         return out
 
     async def act(self, case: Case, steps: Sequence[dict[str, Any]]) -> Action:
