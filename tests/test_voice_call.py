@@ -1,21 +1,26 @@
 """A simulated voice call through the real batch runner and turn loop: fake LLMs (tests/fakes.py),
 real piper and Whisper. Every message is spoken and transcribed; audio files, transcripts and
-voice measures land in the store and the report."""
+voice measures land in the store and the report. Then the four voice wrappers on tone speech
+(fast): their measures, a hang-up, a silent reply, the caller's recasing."""
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
+from graphs.protocols import Message, Problem, Reply
 from harness.batch import run_selfscore
 from harness.cli import main
 from harness.config import load_config
 from harness.datasets import load_dataset
 from harness.report import report_markdown
 from harness.voice.audio import load_audio
+from harness.voice.call import Channel, StreamingVoiceAgent, StreamingVoiceUser, VoiceAgent, VoiceUser
 from harness.voice.report import voice_summary
 from harness.voice.wer import wer
 from store import StoreReader
 from tests.fakes import default_responder, fake_factory
+from tests.test_voice_stream_fakes import tone_link
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +82,74 @@ def test_call_report_of_a_text_run_says_so(tmp_path, tasks_file, capsys):
     assert "no voice measures" in capsys.readouterr().out
     assert "## Voice" not in report_markdown(StoreReader(cfg.store), run_id)
     assert not (tmp_path / "audio").exists()
+
+
+# --- the four voice wrappers on the tone speech of tests/test_voice_stream_fakes.py (fast) ---
+
+INNER_MS = 40.0
+_SPOKEN = ["spoken_text", "channel", "cleaned_text", "tts_engine", "tts_ms", "tts_first_audio_ms"]
+_HEARD = ["audio", "heard_text", "audio_s", "stt_ms", "stt_wer", "tts_wer"]
+_CHECK = ["tts_check_stt_ms"]
+_CHUNKED = ["stt_chunks", "stt_tail_ms", "stt_chunk_ms", "speech_end_s"]
+_STREAMED = ["spoken_text", "channel", "cleaned_text", "pipeline", "llm_streamed", "spoken_chunks",
+             "llm_first_sentence_ms", "tts_first_chunk_ms", "agent_first_audio_ms", "playback_stall_ms",
+             "respond_ms", "tts_engine", "tts_ms", "tts_first_audio_ms"]
+
+
+def _keys(streamed: bool, degraded: bool) -> tuple[list[str], list[str]]:
+    """The measures' keys, in order, of a caller message and an agent reply (as stored before
+    the wrappers shared their prologue)."""
+    check = _CHECK if degraded else []
+    if not streamed:
+        user = _SPOKEN + _HEARD + check + ["respond_ms"]
+        return user, user + ["time_to_first_audio_ms"]
+    user = _SPOKEN + ["pipeline"] + _HEARD + check + _CHUNKED + ["respond_ms"]
+    return user, _STREAMED + _HEARD + check + ["stt_tail_ms", "endpoint_ms", "time_to_first_audio_ms"]
+
+
+class _Said:
+    """An inner user or agent that takes ``INNER_MS`` and then says ``text``."""
+
+    def __init__(self, text):
+        self.text = text
+
+    async def respond(self, *args):
+        await asyncio.sleep(INNER_MS / 1000.0)
+        return Reply(self.text)
+
+
+def _turn(streamed, link, user_text="I restarted it. It still drops.",
+          agent_text="Open the settings. Then restart the laptop."):
+    user_cls, agent_cls = (StreamingVoiceUser, StreamingVoiceAgent) if streamed else (VoiceUser, VoiceAgent)
+    problem = Problem("r:1", "q", None, None)
+    user = asyncio.run(user_cls(_Said(user_text), link).respond(problem, [], 1))
+    history = [Message("user", user.text)] if user.text is not None else []
+    return user, asyncio.run(agent_cls(_Said(agent_text), link).respond(problem, history))
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["turn-based", "streamed"])
+@pytest.mark.parametrize("degraded", [False, True], ids=["clean", "noise"])
+def test_voice_wrappers_keep_their_measures(tmp_path, streamed, degraded):
+    link = tone_link(str(tmp_path / "s.sqlite"))
+    if degraded:
+        link.channel = Channel(snr_db=40)
+    user, agent = _turn(streamed, link)
+    u, a = user.extra["voice"], agent.extra["voice"]
+    assert (list(u), list(a)) == _keys(streamed, degraded)
+    assert user.text == u["heard_text"] and agent.text == a["heard_text"]
+    assert u["respond_ms"] >= INNER_MS and a["respond_ms"] >= INNER_MS
+    if streamed:   # endpoint + the caller's STT tail + the agent's first audio
+        wait = a["endpoint_ms"] + u["stt_tail_ms"] + a["agent_first_audio_ms"]
+    else:          # the caller's STT + the agent's time + its first sentence's TTS
+        wait = u["stt_ms"] + a["respond_ms"] + a["tts_first_audio_ms"]
+    assert a["time_to_first_audio_ms"] == pytest.approx(wait, abs=0.2)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["turn-based", "streamed"])
+def test_a_hang_up_passes_through_and_a_silent_reply_is_silence(streamed):
+    link = tone_link()
+    user, agent = _turn(streamed, link, user_text=None, agent_text="🙂")
+    assert user.text is None and user.extra is None and link.speaker.calls == []
+    a = agent.extra["voice"]
+    assert agent.text == "" and a["silent"] and a["heard_text"] == "" and a["audio"] is None
+    assert "time_to_first_audio_ms" not in a and a["respond_ms"] >= INNER_MS

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import zlib
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
@@ -202,42 +203,83 @@ class SpokenText:
 def _with_voice(reply: Reply, text: str, measures: dict) -> Reply:
     return Reply(text, reply.calls, {**(reply.extra or {}), "voice": measures})
 
-class VoiceUser:
-    """A ``User`` whose every message reaches the agent as speech (see the module docstring)."""
+
+def _turn_of(history: Sequence[Message]) -> int:
+    """The index of the turn an agent answers: the caller's messages so far."""
+    return sum(1 for m in history if m.role == "user")
+
+
+class _SpokenUser(ABC):
+    """What :class:`VoiceUser` and :class:`StreamingVoiceUser` share: time the inner user's
+    message, pass a hang-up through untouched, carry the text (:meth:`_carry`) and add
+    ``respond_ms`` to its measures."""
 
     def __init__(self, inner: User, link: SpeechLink):
         self.inner, self.link = inner, link
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
+        """The inner user's message, as the agent heard it (``Reply.extra["voice"]``: measures)."""
         started = perf_counter()
         reply = await self.inner.respond(problem, history, turn_index)
         respond_ms = (perf_counter() - started) * 1000.0
         if reply.text is None:  # the caller hung up
             return reply
-        heard, measures = await self.link.carry(reply.text, problem.interaction_id, turn_index, "user")
+        heard, measures = await self._carry(reply.text, problem.interaction_id, turn_index)
         measures["respond_ms"] = round(respond_ms, 1)
         return _with_voice(reply, heard, measures)
 
-class VoiceAgent:
-    """An ``Agent`` whose every reply reaches the caller as speech (see the module docstring).
+    @abstractmethod
+    async def _carry(self, text: str, interaction_id: str, turn_index: int) -> tuple[str, dict]:
+        """``(heard text, measures)`` of the caller's message ``text``."""
 
-    ``time_to_first_audio_ms`` of a reply is the caller's STT time + the agent's time + the
-    time until the reply's first sentence was synthesized: the silence the caller hears."""
+
+class _SpokenAgent(ABC):
+    """What :class:`VoiceAgent` and :class:`StreamingVoiceAgent` share: the turn's index, the
+    reply spoken (:meth:`_speak`, whose measures hold ``respond_ms``), the caller's silence
+    (``time_to_first_audio_ms``, when :meth:`_speak` could measure it) added last."""
 
     def __init__(self, inner: Agent, link: SpeechLink):
         self.inner, self.link = inner, link
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
-        turn_index = sum(1 for m in history if m.role == "user")
+        """The inner agent's reply, as the caller heard it (``Reply.extra["voice"]``: measures)."""
+        reply, heard, measures, first_audio_ms = await self._speak(problem, history, _turn_of(history))
+        if first_audio_ms is not None:
+            measures["time_to_first_audio_ms"] = round(first_audio_ms, 1)
+        return _with_voice(reply, heard, measures)
+
+    @abstractmethod
+    async def _speak(self, problem: Problem, history: Sequence[Message],
+                     turn_index: int) -> tuple[Reply, str, dict, float | None]:
+        """``(reply, heard text, measures, the caller's silence in ms or None)``."""
+
+
+class VoiceUser(_SpokenUser):
+    """A ``User`` whose every message reaches the agent as speech (see the module docstring)."""
+
+    async def _carry(self, text: str, interaction_id: str, turn_index: int) -> tuple[str, dict]:
+        return await self.link.carry(text, interaction_id, turn_index, "user")
+
+
+class VoiceAgent(_SpokenAgent):
+    """An ``Agent`` whose every reply reaches the caller as speech (see the module docstring).
+
+    ``time_to_first_audio_ms`` of a reply is the caller's STT time + the agent's time + the
+    time until the reply's first sentence was synthesized: the silence the caller hears."""
+
+    async def _speak(self, problem: Problem, history: Sequence[Message],
+                     turn_index: int) -> tuple[Reply, str, dict, float | None]:
         started = perf_counter()
         reply = await self.inner.respond(problem, history)
         respond_ms = (perf_counter() - started) * 1000.0
         heard, measures = await self.link.carry(reply.text or "", problem.interaction_id, turn_index, "agent")
         measures["respond_ms"] = round(respond_ms, 1)
         user_stt = self.link.user_stt_ms(problem.interaction_id, turn_index)
+        first = None
         if user_stt is not None and "tts_first_audio_ms" in measures:
-            measures["time_to_first_audio_ms"] = round(user_stt + respond_ms + measures["tts_first_audio_ms"], 1)
-        return _with_voice(reply, heard, measures)
+            first = user_stt + respond_ms + measures["tts_first_audio_ms"]
+        return reply, heard, measures, first
+
 
 def build_link(voice_config, store_path: str | Path | None) -> SpeechLink:
     """The speech link of a ``harness.config.VoiceConfig``, keeping audio beside the store."""
@@ -251,27 +293,17 @@ def build_link(voice_config, store_path: str | Path | None) -> SpeechLink:
         endpoint_ms=getattr(voice_config, "endpoint_ms", 0.0))
 
 
-class StreamingVoiceUser:
+class StreamingVoiceUser(_SpokenUser):
     """A ``User`` whose message is spoken sentence by sentence and transcribed as it arrives:
     split on pauses, each chunk transcribed while later audio is still arriving, so only the
     last chunk's recognition (``stt_tail_ms``) is left when the caller stops
     (:mod:`harness.voice.chunked_stt`)."""
 
-    def __init__(self, inner: User, link: SpeechLink):
-        self.inner, self.link = inner, link
-
-    async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
-        started = perf_counter()
-        reply = await self.inner.respond(problem, history, turn_index)
-        respond_ms = (perf_counter() - started) * 1000.0
-        if reply.text is None:
-            return reply
-        iid = problem.interaction_id
-        heard, measures = await carry_streamed(self.link, reply.text, iid, turn_index)
-        measures["respond_ms"] = round(respond_ms, 1)
+    async def _carry(self, text: str, interaction_id: str, turn_index: int) -> tuple[str, dict]:
+        heard, measures = await carry_streamed(self.link, text, interaction_id, turn_index)
         if "stt_tail_ms" in measures:
-            self.link._caller_tail[(iid, turn_index)] = measures["stt_tail_ms"]
-        return _with_voice(reply, heard, measures)
+            self.link._caller_tail[(interaction_id, turn_index)] = measures["stt_tail_ms"]
+        return heard, measures
 
 
 async def carry_streamed(link: SpeechLink, text: str, interaction_id: str, turn_index: int,
@@ -320,7 +352,7 @@ async def carry_streamed(link: SpeechLink, text: str, interaction_id: str, turn_
     return heard, measures
 
 
-class StreamingVoiceAgent:
+class StreamingVoiceAgent(_SpokenAgent):
     """An ``Agent`` whose reply is spoken while it is written (:mod:`harness.voice.streaming`).
 
     ``time_to_first_audio_ms`` is, as in :class:`VoiceAgent`, the silence the caller hears
@@ -328,11 +360,8 @@ class StreamingVoiceAgent:
     its first sentence + that sentence's TTS (``stt_tail_ms``, ``llm_first_sentence_ms``,
     ``tts_first_chunk_ms``)."""
 
-    def __init__(self, inner: Agent, link: SpeechLink):
-        self.inner, self.link = inner, link
-
-    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
-        turn_index = sum(1 for m in history if m.role == "user")
+    async def _speak(self, problem: Problem, history: Sequence[Message],
+                     turn_index: int) -> tuple[Reply, str, dict, float | None]:
         iid = problem.interaction_id
         spoken = await speak_streamed(self.inner, problem, history, self.link.speaker,
                                       self.link.first_chunk_words, self.link.stream)
@@ -343,15 +372,14 @@ class StreamingVoiceAgent:
         tail = self.link.caller_tail(iid, turn_index)
         if not spoken.chunks:
             measures.update(heard_text="", audio=None, silent=True)
-            return _with_voice(reply, "", measures)
+            return reply, "", measures, None
         measures.update(tts_engine=self.link.speaker.engine,
                         tts_ms=round(sum(c.tts_ms for c in spoken.chunks), 1),
                         tts_first_audio_ms=round(spoken.chunks[0].tts_ms, 1))
         samples, rate = spoken.audio()
         heard = await self.link.deliver(samples, rate, spoken.cleaned_text, iid, turn_index, "agent", measures)
-        if tail is not None:
-            measures["stt_tail_ms"] = tail
-            measures["endpoint_ms"] = self.link.endpoint_ms
-            measures["time_to_first_audio_ms"] = round(
-                self.link.endpoint_ms + tail + measures["agent_first_audio_ms"], 1)
-        return _with_voice(reply, heard, measures)
+        if tail is None:
+            return reply, heard, measures, None
+        measures["stt_tail_ms"] = tail
+        measures["endpoint_ms"] = self.link.endpoint_ms
+        return reply, heard, measures, self.link.endpoint_ms + tail + measures["agent_first_audio_ms"]
