@@ -35,7 +35,7 @@ from harness.voice.audio import TELEPHONE_RATE, add_noise, resample, telephone_b
 from harness.voice.audiostore import AudioStore
 from harness.voice.lines import line_of
 from harness.voice.chunked_stt import transcribe_chunks
-from harness.voice.streaming import SentenceSplitter, speak_streamed
+from harness.voice.streaming import SentenceSplitter, chunk_tts_figures, speak_streamed
 from harness.voice.stt import Transcriber
 from harness.voice.textclean import clean_for_speech
 from harness.voice.tts import Speaker
@@ -373,9 +373,7 @@ class StreamingVoiceAgent(_SpokenAgent):
         if not spoken.chunks:
             measures.update(heard_text="", audio=None, silent=True)
             return reply, "", measures, None
-        measures.update(tts_engine=self.link.speaker.engine,
-                        tts_ms=round(sum(c.tts_ms for c in spoken.chunks), 1),
-                        tts_first_audio_ms=round(spoken.chunks[0].tts_ms, 1))
+        measures.update(tts_engine=self.link.speaker.engine, **chunk_tts_figures(spoken.chunks))
         samples, rate = spoken.audio()
         heard = await self.link.deliver(samples, rate, spoken.cleaned_text, iid, turn_index, "agent", measures)
         if tail is None:

@@ -40,7 +40,7 @@ from harness.voice.audio import AudioError
 from harness.voice.audiostore import safe_name
 from harness.voice.call import CALLER_PAUSE_S, SpeechLink, _with_voice, carry_streamed
 from harness.voice.callers import BACKCHANNELS, OPENERS, Barge, CallerPreset, barge_in
-from harness.voice.streaming import SentenceSplitter, SpokenChunk, playback, speak_streamed
+from harness.voice.streaming import SentenceSplitter, SpokenChunk, chunk_tts_figures, playback, speak_streamed
 from harness.voice.timeline import Compute, Timeline
 from harness.voice.vad import confirm_speech, quietest_point, speech_span
 from harness.voice.wer import wer
@@ -249,8 +249,7 @@ class DuplexVoiceAgent:
         text = await self._transcribe(heard_audio, rate)
         measures.update(heard_text=text, audio_s=round(len(played_audio) / rate, 3),
                         stt_wer=round(wer(played, text), 4) if played else 0.0,
-                        tts_engine=link.speaker.engine, tts_ms=round(sum(c.tts_ms for c in chunks), 1),
-                        tts_first_audio_ms=round(chunks[0].tts_ms, 1), stt_tail_ms=state.stt_tail_ms,
+                        tts_engine=link.speaker.engine, **chunk_tts_figures(chunks), stt_tail_ms=state.stt_tail_ms,
                         endpoint_ms=link.endpoint_ms, time_to_first_audio_ms=round(latency, 1))
         if link.audio is not None and len(played_audio) >= 0.1 * rate:
             try:

@@ -30,7 +30,7 @@ import numpy as np
 
 from graphs.protocols import Reply
 from harness.voice.audio import AudioError, wav_bytes
-from harness.voice.streaming import SpeechPipeline, SpokenChunk, SpokenReply
+from harness.voice.streaming import SpeechPipeline, SpokenChunk, SpokenReply, chunk_tts_figures, same_text
 from harness.voice.tts import SpeechError
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class ReplySpeech:
         self.start()
         pipeline = self.pipeline
         respond_ms = self.last_text_ms if self.last_text_ms is not None else pipeline.now_ms()
-        if " ".join(text.split()) != " ".join(pipeline.streamed_text.split()):
+        if not same_text(text, pipeline.streamed_text):
             pipeline.restart_with(text, pipeline.now_ms())
         chunks = [c for c in await pipeline.finish() if len(c.samples)]
         return SpokenReply(Reply(text), chunks, respond_ms, self.partials > 1)
@@ -138,9 +138,7 @@ def reply_voice(spoken: SpokenReply, speech: ReplySpeech, ref: str | None) -> di
     out: dict[str, Any] = {**spoken.measures(), "spoken_text": spoken.cleaned_text}
     if spoken.chunks:
         first_audio = speech.first_audio_ms(spoken)
-        out.update(tts_ms=round(sum(c.tts_ms for c in spoken.chunks), 1),
-                   tts_first_audio_ms=round(spoken.chunks[0].tts_ms, 1),
-                   time_to_first_audio_ms=round(first_audio, 1),
+        out.update(**chunk_tts_figures(spoken.chunks), time_to_first_audio_ms=round(first_audio, 1),
                    audio_s=round(sum(c.seconds for c in spoken.chunks), 3))
     if ref is not None:
         out["audio"] = ref

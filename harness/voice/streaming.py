@@ -134,6 +134,13 @@ class SpokenReply:
         return join_chunks(self.chunks, gap_s)
 
 
+def chunk_tts_figures(chunks: Sequence[SpokenChunk]) -> dict[str, float]:
+    """``tts_ms`` (all chunks' synthesis) and ``tts_first_audio_ms`` (the first chunk's) of a
+    reply spoken in chunks (at least one)."""
+    return {"tts_ms": round(sum(c.tts_ms for c in chunks), 1),
+            "tts_first_audio_ms": round(chunks[0].tts_ms, 1)}
+
+
 def join_chunks(chunks: Sequence[SpokenChunk], gap_s: float = 0.1) -> tuple[np.ndarray, int]:
     rate = chunks[0].sample_rate
     gap = np.zeros(int(gap_s * rate), np.float32)
@@ -263,7 +270,8 @@ def _attach(handler) -> Any:
     return var_child_runnable_config.set({**current, "callbacks": callbacks})
 
 
-def _same(a: str, b: str) -> bool:
+def same_text(a: str, b: str) -> bool:
+    """The same words with the same spacing apart (streamed text against a stored reply)."""
     return " ".join(a.split()) == " ".join(b.split())
 
 
@@ -293,7 +301,7 @@ async def speak_streamed(inner: Agent, problem: Problem, history: Sequence[Messa
     respond_ms = pipeline.now_ms()
     streamed = feed.tokens > 0
     text = reply.text or ""
-    if not streamed or not _same(text, pipeline.streamed_text):
+    if not streamed or not same_text(text, pipeline.streamed_text):
         # no stream, or the agent's final text is not what it streamed: speak the final text
         pipeline.restart_with(text, respond_ms)
     chunks = await pipeline.finish()
