@@ -488,7 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solved", type=int, default=0, metavar="N",
                    help="solved-check conversations, balanced solved/unsolved (default 0: all 26)")
     p.add_argument("--outcome", type=int, default=0, metavar="N",
-                   help="simulated-user outcome scenarios, balanced fix/no fix (default 0: all 16)")
+                   help="simulated-user outcome scenarios, balanced fix/no fix (default 0: all 22)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sanity)
     return parser

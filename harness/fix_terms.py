@@ -8,7 +8,14 @@ Windows fix uses (``sudo``, ``apt``, ``reboot``) or that only look at the system
 ``dmesg``, ``lspci``). The simulated user's outcome decision
 (``harness.participants.SimulatedUser.outcome``) uses the overlap: a generic list of steps that
 names none of the real fix's terms is not taken for the fix unless the model and the
-similarity are confident (docs/selfscore.md).
+similarity are confident, and a message that only asks something is no fix at all
+(:func:`asks_only`; docs/selfscore.md).
+
+A real #ubuntu thread's solution is its helpers' messages, each addressed to the asker by nick
+(``keanu: try setting it to alsa``). A nick is not a term of the fix: a word that starts a line
+as an address (``nick:`` or ``nick,``) is left out (:func:`addressees`). Before, the asker's
+nick counted as a term of every thread, and the replayed helpers' own questions passed at the
+lower threshold.
 """
 from __future__ import annotations
 
@@ -58,10 +65,19 @@ def _words(text: str) -> set[str]:
     return {w.lower().rstrip(".") for w in _WORD_RE.findall(text or "")}
 
 
+_ADDRESS_RE = re.compile(r"^\s*([^\s:,]{2,30})[:,]\s", re.M)
+
+
+def addressees(text: str) -> set[str]:
+    """Words that start a line as an address (``keanu: try ...``, ``sree, open ...``): IRC nicks."""
+    return {m.group(1).lower() for m in _ADDRESS_RE.finditer(text or "")}
+
+
 def distinctive_terms(text: str, known: str = "") -> set[str]:
-    """The distinctive terms of ``text`` that ``known`` (e.g. the question) does not use."""
+    """The distinctive terms of ``text`` that ``known`` (e.g. the question) does not use; the
+    nicks ``text`` addresses are none."""
     vocabulary = _vocabulary()
-    seen = _words(known)
+    seen = _words(known) | addressees(text)
     return {w for w in _words(text) if len(w) >= 4 and not is_generic(w) and w not in seen
             and (_TECHNICAL_RE.search(w) or w not in vocabulary)}
 
@@ -69,3 +85,24 @@ def distinctive_terms(text: str, known: str = "") -> set[str]:
 def shared_fix_terms(message: str, solution: str, question: str = "") -> list[str]:
     """Distinctive terms of ``solution`` (not in ``question``) that ``message`` uses, sorted."""
     return sorted(distinctive_terms(solution, question) & _words(message))
+
+
+_SENTENCE_RE = re.compile(r"[^.!?\n]+[.!?]*")
+_SUGGESTION_RE = re.compile(
+    r"^(did|have|could|can|would|will) you (try|tried|run|install|reinstall|use|set|add|remove|change)\b"
+    r"|^(why not|how about|what about|try)\b", re.I)
+
+
+def asks_only(message: str) -> bool:
+    """``message`` only asks something: every sentence of three words or more is a question, none
+    suggests an action ("did you try ...", "how about ...") and none holds code in backticks or
+    quotes. Such a message tells the user to do nothing, so it cannot fix the problem; the
+    user model's Yes/No said yes to real helpers' questions ("keanu: are there any error
+    messages?", P 0.66) and the similarity with a thread whose solution holds that very question
+    was high. A question that names a term of the fix is left to the scores (the caller
+    checks)."""
+    text = re.sub(r"^\s*[^\s:,]{2,30}[:,]\s", "", message or "", flags=re.M)  # a leading "nick:"
+    if not text.strip() or "`" in text or re.search(r"'[^']*\s[^']*'|\"[^\"]+\"", text):
+        return False
+    sentences = [s.strip() for s in _SENTENCE_RE.findall(text) if len(s.split()) >= 3]
+    return bool(sentences) and all(s.endswith("?") and not _SUGGESTION_RE.search(s) for s in sentences)

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from graphs.protocols import LLMCall, Message, Problem, Reply
 from harness import prompts, user_checks
-from harness.fix_terms import shared_fix_terms
+from harness.fix_terms import asks_only, shared_fix_terms
 from harness.judges import escape_judged_text
 from harness.llm import RoleClient, ask_yes_no
 from harness.transcript import _clip
@@ -67,7 +67,7 @@ def _facts_block(problem: Problem) -> str:
 
 # The outcome decision: the mean of P(yes) and the similarity to the real fix, against a
 # threshold that depends on whether the message names a distinctive term of the real fix
-# (harness.fix_terms). Measured on the 16 outcome scenarios (harness/data/sanity/
+# (harness.fix_terms). Measured on the first 16 outcome scenarios (harness/data/sanity/
 # user_outcome.jsonl) with the 1.5B: fixes that name a term 0.56-0.80, fixes that do not (another
 # fix for the same cause) 0.69-0.78, non-fixes 0.30-0.55 (none names a term). A single threshold
 # (0.62) missed two fixes and, in a batch, took a generic list of sshd_config and permission steps
@@ -128,7 +128,8 @@ class SimulatedUser:
         P(yes) (token log-probabilities) and the embedding similarity of the message with the
         thread's real fix reaches the threshold: a lower one when the message names a
         distinctive term of the real fix (``harness.fix_terms``), a higher one when it does not;
-        ``fix_threshold`` when the task has no solution."""
+        ``fix_threshold`` when the task has no solution. A message that only asks something and
+        names no term of the fix is not fixed whatever the scores (``asks_only`` in the record)."""
         p_llm, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),
                                           "user:outcome")
         cosine = self.similarity(problem, agent_message) if agent_message.strip() else 0.0
@@ -136,9 +137,12 @@ class SimulatedUser:
         terms = shared_fix_terms(agent_message, problem.solution or "", problem.question) \
             if problem.solution else None
         needed = self.fix_threshold if terms is None else self.thresholds[bool(terms)]
-        return score >= needed, {
-            "p_fix": round(score, 4), "p_llm": round(p_llm, 4), "similarity": round(cosine, 4),
-            "fix_terms": terms, "threshold": needed}, call
+        decision = {"p_fix": round(score, 4), "p_llm": round(p_llm, 4), "similarity": round(cosine, 4),
+                    "fix_terms": terms, "threshold": needed}
+        if not terms and asks_only(agent_message):
+            decision["asks_only"] = True  # a question tells the user to do nothing
+            return False, decision, call
+        return score >= needed, decision, call
 
     async def _draft(self, messages: list[BaseMessage], attempt: int) -> tuple[str, LLMCall]:
         """One draft of the reply. A regeneration samples with another seed and a little more

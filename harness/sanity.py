@@ -9,7 +9,7 @@ the judge passes when the hard one gets the higher weighted complexity. A judge 
 these makes every SelfScore figure meaningless, so the demo prints this report.
 
 The solved-check set (``data/sanity/solved_check.jsonl``, 26 conversations) and the simulated
-user's outcome set (``data/sanity/user_outcome.jsonl``, 16 scenarios) are half yes and half no,
+user's outcome set (``data/sanity/user_outcome.jsonl``, 22 scenarios) are half yes and half no,
 so a judge that always says "solved" or a user that always says "it works" gets half of them
 wrong; both are reported per class.
 """

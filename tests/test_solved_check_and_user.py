@@ -280,7 +280,8 @@ async def test_a_regeneration_samples_with_another_seed_and_more_temperature():
 
 async def test_a_message_failing_every_attempt_is_kept_and_marked_unresolved():
     user_client, _ = client(user_model("Yes", ["Still nothing.", "Nope, nothing.", "No change."]), role="user")
-    reply = await SimulatedUser(user_client, None, max_regenerations=2, embedder=Similarity(0.9)).respond(SCENARIO, BEFORE, 2)
+    history = [*BEFORE[:1], Message("agent", "Restart your router.")]  # a question would be no fix
+    reply = await SimulatedUser(user_client, None, max_regenerations=2, embedder=Similarity(0.9)).respond(SCENARIO, history, 2)
     sim = reply.extra["simulator"]
     assert sim["outcome"] == "fixed" and sim["regenerations"] == 2 and sim["unresolved"]
     assert reply.text == "No change."
@@ -397,6 +398,43 @@ def test_commands_that_only_look_at_the_system_are_not_terms_of_the_fix():
     # ... the fix's own package names are (terms of 4 characters or more: not ``gdm``)
     assert shared_fix_terms("Run sudo apt-get install gdm ubuntu-desktop.", solution, question) == \
         ["ubuntu-desktop"]
+
+
+def test_the_nicks_a_thread_addresses_are_not_terms_of_the_fix():
+    from harness.fix_terms import distinctive_terms, shared_fix_terms
+    # a real #ubuntu solution (thread 1357): every helper line starts with the asker's nick
+    solution = "keanu: are there any error messages?\nkeanu: try setting it to alsa\nthen restart it"
+    assert "keanu" not in distinctive_terms(solution)
+    assert shared_fix_terms("keanu: are there any error messages?", solution) == []
+    assert shared_fix_terms("Set the output plugin to alsa.", solution) == ["alsa"]
+
+
+@pytest.mark.parametrize("message,asks", [
+    ("keanu: are there any error messages?", True),  # real helpers' questions (replayed)
+    ("Oswy: is edgy still on the disk?", True),
+    ("Could you tell me which operating system your laptop runs?", True),
+    ("Which Ubuntu version is it? And which card?", True),
+    ("Did you try to reinstall GRUB from the live CD?", False),  # a suggestion as a question
+    ("How about setting the output plugin to alsa?", False),
+    ("What does `uname -a` print?", False),  # code: left to the scores
+    ("berkes: can you 'sudo iwconfig'?", False),
+    ("Which Ubuntu version is it? Please also check the cable.", False),
+    ("keanu: try setting it to alsa", False),
+    ("", False),
+])
+def test_a_message_that_only_asks(message, asks):
+    from harness.fix_terms import asks_only
+    assert asks_only(message) is asks
+
+
+async def test_a_question_is_no_fix_whatever_the_scores():
+    user_client, _ = client(user_model("Yes", []), role="user")  # P(yes) 1.0
+    user = SimulatedUser(user_client, embedder=Similarity(0.9))
+    fixed, decision, _ = await user.outcome(SCENARIO, "Which wireless card does the laptop have?")
+    assert not fixed and decision["asks_only"] and decision["p_fix"] > decision["threshold"]
+    # a question that names a term of the real fix is left to the scores
+    fixed, decision, _ = await user.outcome(SCENARIO, "Have you installed bcmwl-kernel-source?")
+    assert fixed and "asks_only" not in decision
 
 
 def test_inflections_of_generic_fix_words_are_not_terms_of_the_fix():

@@ -22,7 +22,7 @@ def counts(pattern: str, text: str) -> tuple[int, ...]:
 def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     """Every judgment's sanity set on the embedded model, half yes and half no, through the
     installed script: helpfulness and complexity pairs, the solved-check's 26 conversations and
-    the simulated user's 16 outcome scenarios."""
+    the simulated user's 22 outcome scenarios."""
     proc = subprocess.run([DESKBENCH, "sanity", "--store", str(tmp_path / "s.sqlite"), "--quiet"],
                           capture_output=True, text=True, timeout=2400)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -46,13 +46,13 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     fix_right, fix_n, other_right, other_n, said_fix, _, said_persists, _ = counts(
         r"outcome right on (\d+)/(\d+) fixes and (\d+)/(\d+) non-fixes; its reply reports success on "
         r"(\d+)/(\d+) fixes and persists on (\d+)/(\d+) non-fixes", out)
-    assert fix_n == other_n == 8
-    # the simulated user's decision: 7/8 and 8/8 from its measured parts (docs/selfscore.md);
-    # a user that always says "it works" (or never does) gets 0 of 8 in one class
-    assert fix_right >= 6 and other_right >= 6, out
+    assert fix_n == other_n == 11
+    # the simulated user's decision: 11/11 and 10/11 measured (docs/selfscore.md; the reinstall
+    # of vim passes); a user that always says "it works" (or never does) gets 0 of 11 in one class
+    assert fix_right >= 8 and other_right >= 8, out
     # its reply reports success exactly when the case is a fix (the checks regenerate a reply
     # that contradicts the decision), so it is bounded by the decision's accuracy
-    assert said_fix + said_persists >= 11, out
+    assert said_fix + said_persists >= 15, out  # measured 20 of 22
 
 
 def test_demo_as_the_readme_runs_it(tmp_path):

@@ -6,6 +6,13 @@ what the agent says would fix the true problem: then the simulated user must rep
 works; otherwise it must report that the problem persists (or answer the agent's question).
 Half are fixes (worded differently from the real fix), half are not (a question, a fix for
 another cause, generic text, a partial step). Run ``python build_user_outcome.py`` after editing.
+
+The first 16 have a one-line solution written for the case. The last 6 (``THREAD_CASES``) are
+real #ubuntu threads of the shipped troubleshooting set that the default batch does not play
+(it plays the first 10): their solution is what a batch gives the simulated user, the helpers'
+messages joined (``harness.batch.thread_solution``), questions and chatter included, and half of
+their agent messages are the generic lists of steps the 1.5B agent writes (in batch b16 such a
+list passed for the fix of a sound thread).
 """
 import json
 from pathlib import Path
@@ -81,10 +88,52 @@ CASES = [
 ]
 
 
+IRC = Path(__file__).parents[1] / "ubuntu_irc" / "troubleshooting.jsonl"
+SOLUTION_CHARS = 2500  # harness.batch.SOLUTION_CHARS
+
+THREAD_CASES = [  # (id, fixed, thread id, problem, agent message)
+    ("irc_grub_reinstall", True, "ubuntu-irc-2007-12-01_03#1101",
+     "Installing Windows XP overwrote the master boot record, so GRUB no longer loads.",
+     "Windows XP wrote its own boot loader over the MBR. Boot the Ubuntu live CD, mount your Linux "
+     "partition and run `sudo grub-install --root-directory=/mnt /dev/sda` to put the boot menu back."),
+    ("irc_grub_generic", False, "ubuntu-irc-2007-12-01_03#1101",
+     "Installing Windows XP overwrote the master boot record, so GRUB no longer loads.",
+     "1. Check the boot order in your BIOS. 2. Make sure all your disks are connected. 3. Run "
+     "sudo apt-get update && sudo apt-get upgrade to get the latest packages."),
+    ("irc_flash_reinstall", True, "ubuntu-irc-2013-09-01_02#1450",
+     "The flashplugin-installer package did not finish installing, so the browser has no Flash plugin.",
+     "Delete the Flash file you copied by hand and run `sudo apt-get install --reinstall "
+     "flashplugin-installer`; it downloads the plugin again and installs it for the browser."),
+    ("irc_flash_generic", False, "ubuntu-irc-2013-09-01_02#1450",
+     "The flashplugin-installer package did not finish installing, so the browser has no Flash plugin.",
+     "Try restarting your browser and your computer. If Flash is still missing, clear the browser "
+     "cache and make sure your system is up to date with sudo apt-get update."),
+    ("irc_vi_modes", True, "ubuntu-irc-2016-02-22_17#1273",
+     "The user does not know that vi starts in command mode, so it does not accept typed text.",
+     "Vi starts in command mode. Press i to start typing, then Esc and :wq to save and quit; or "
+     "open the file with the simpler editor nano instead."),
+    ("irc_vi_reinstall", False, "ubuntu-irc-2016-02-22_17#1273",
+     "The user does not know that vi starts in command mode, so it does not accept typed text.",
+     "Try reinstalling vi with sudo apt-get install --reinstall vim and restart the terminal; a "
+     "broken package can stop the editor from accepting input."),
+]
+
+
+def thread_cases() -> list[dict]:
+    threads = {t["id"]: t for t in map(json.loads, IRC.read_text(encoding="utf-8").splitlines())}
+    rows = []
+    for cid, fixed, tid, problem, agent in THREAD_CASES:
+        t = threads[tid]
+        solution = "\n".join(r.strip() for r in t["agent_replies"] if r.strip())[:SOLUTION_CHARS]
+        rows.append({"id": cid, "fixed": fixed, "problem": problem, "solution": solution,
+                     "question": t["question"], "facts": t["facts"], "agent": agent})
+    return rows
+
+
 def build() -> list[dict]:
     return [{"id": cid, "fixed": fixed, "problem": problem, "solution": solution,
              "question": question, "facts": facts, "agent": agent}
-            for cid, fixed, problem, solution, question, facts, agent in CASES]
+            for cid, fixed, problem, solution, question, facts, agent in CASES] + thread_cases()
 
 
 if __name__ == "__main__":

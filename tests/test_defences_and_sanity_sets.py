@@ -1,0 +1,45 @@
+"""The judge defences leave the judge sanity sets alone.
+
+The manipulation defence (``harness.manipulation``) and the other-languages handling
+(``harness.languages``) change what a judge reads only for a message they flag. None of the
+texts of the sanity sets (helpfulness pairs, complexity pairs, the solved-check conversations,
+the simulated user's outcome scenarios) is flagged, so with the defences on (the default) every
+sanity judgment reads exactly the text it read without them: the sanity results cannot move
+because of the defences (issue 17: "the sanity results unchanged").
+"""
+from __future__ import annotations
+
+import pytest
+
+from harness.languages import is_english
+from harness.manipulation import screen
+from harness.sanity import COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, outcome_cases, solved_cases
+
+
+def sanity_texts() -> list[tuple[str, str]]:
+    """Every text a sanity judgment reads, with where it comes from."""
+    texts: list[tuple[str, str]] = []
+    for i, pair in enumerate(HELPFULNESS_PAIRS):
+        texts += [(f"helpfulness {i} [{j}]", t) for j, t in enumerate(pair)]
+    for i, pair in enumerate(COMPLEXITY_PAIRS):
+        texts += [(f"complexity {i} [{j}]", t) for j, t in enumerate(pair)]
+    for case in solved_cases():
+        texts.append((f"solved {case['id']} problem", case["problem"]))
+        texts += [(f"solved {case['id']} {m['role']} {j}", m["content"])
+                  for j, m in enumerate(case["conversation"])]
+    for case in outcome_cases():
+        for key in ("problem", "solution", "question", "agent"):
+            texts.append((f"outcome {case['id']} {key}", case[key]))
+        texts += [(f"outcome {case['id']} fact {j}", f) for j, f in enumerate(case.get("facts", []))]
+    return texts
+
+
+def test_the_sanity_sets_are_all_there():
+    assert len(sanity_texts()) > 150
+
+
+@pytest.mark.parametrize("where,text", sanity_texts(), ids=lambda v: v if len(v) < 40 else None)
+def test_no_sanity_text_is_screened_or_translated(where, text):
+    screened = screen(text)
+    assert not screened.flagged, (where, screened.kinds)
+    assert is_english(text), where
