@@ -101,7 +101,7 @@ def asks_only(message: str) -> bool:
     messages?", P 0.66) and the similarity with a thread whose solution holds that very question
     was high. A question that names a term of the fix is left to the scores (the caller
     checks)."""
-    text = re.sub(r"^\s*[^\s:,]{2,30}[:,]\s", "", message or "", flags=re.M)  # a leading "nick:"
+    text = _ADDRESS_RE.sub("", message or "")  # a leading "nick:"
     if not text.strip() or "`" in text or re.search(r"'[^']*\s[^']*'|\"[^\"]+\"", text):
         return False
     sentences = [s.strip() for s in _SENTENCE_RE.findall(text) if len(s.split()) >= 3]

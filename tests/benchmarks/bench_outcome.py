@@ -35,7 +35,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.batch import SOLUTION_CHARS
+from harness.batch import thread_solution
 from harness.preprocess import extract
 from harness.sanity import _outcome_problem, outcome_cases
 from graphs.protocols import Problem
@@ -74,7 +74,7 @@ async def replay_all(runtime: Runtime, concurrency: int) -> list[dict]:
 
     async def thread(tid: str) -> list[dict]:
         t = threads[tid]
-        solution = "\n".join(r.strip() for r in t["agent_replies"] if r.strip())[:SOLUTION_CHARS]
+        solution = thread_solution({"script_json": json.dumps({"agent_replies": t["agent_replies"]})})
         async with semaphore:
             statement = (await extract("problem", t["question"], extractor, solution)).text
         problem = Problem(tid, t["question"], None, statement, solution=solution,
