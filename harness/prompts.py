@@ -18,7 +18,10 @@ from __future__ import annotations
 # docs/selfscore.md "Judge sanity"); and the simulated user is told never to make up version numbers (the asker of a 2007 thread said "Ubuntu 20.04");
 # and the solved-check's questions are asked under JUDGE_SYSTEM with the user-helpfulness
 # prompt's prefix (they re-evaluated ~700 prompt tokens a turn)
-PROMPT_VERSION = "selfscore-p8"
+# p9: as p8, and the simulated user's not-fixed note says not to repeat an earlier message (in
+# batches of p8, 19 of 46 first drafts failed the repeats_earlier check: the 1.5B re-sent its
+# question or an earlier paragraph); the IRC troubleshooting tasks' solution is the labelled fix
+PROMPT_VERSION = "selfscore-p9"
 
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
 # The paper's prompts verbatim made Qwen2.5-Coder-1.5B answer the question instead of
@@ -112,7 +115,8 @@ USER_FIXED = ("(Note for your reply, not part of the agent's message: you did wh
 USER_NOT_FIXED = ("(Note for your reply, not part of the agent's message: your problem is NOT "
                   "solved. If the agent asked you something, answer it from your facts. If the "
                   "agent told you to do something, say that you did it and that the problem is "
-                  "still there. Never say that it works.)")
+                  "still there. Never say that it works. Do not repeat your question or an "
+                  "earlier message: say only what is new.)")
 USER_OUTCOME = """The user's real problem (the agent does not know it): <problem>{problem}</problem>
 {solution_block}The AGENT's latest message:
 <latest>

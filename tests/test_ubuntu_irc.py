@@ -157,6 +157,43 @@ def test_the_review_must_match_the_rules(tmp_path):
         build_tasks.read_review(review)
 
 
+def test_each_troubleshooting_thread_carries_its_labelled_fix_as_the_reference_answer():
+    tasks = {t.metadata["thread_id"]: t for t in load_dataset("ubuntu_irc_troubleshooting").tasks}
+    labels = build_tasks.read_fixes()
+    assert set(labels) == set(tasks)
+    for tid, t in tasks.items():
+        assert t.metadata["fix_replies"] == list(labels[tid].replies)
+        if labels[tid].replies:
+            assert t.reference_answer == "\n\n".join(t.agent_replies[i].strip() for i in labels[tid].replies)
+        else:  # no fix in the thread: its solution is all the helpers' messages (batch.thread_solution)
+            assert t.reference_answer is None
+    # the ssh thread's fix is the helper's ssh-copy-id, not its earlier `ssh -vvv` diagnostics
+    ssh = tasks["2014-06-18_13#1236"]
+    assert "ssh-copy-id" in ssh.reference_answer and "-vvv" not in ssh.reference_answer
+    assert any("-vvv" in r for r in ssh.agent_replies)
+    assert sum(bool(label.replies) for label in labels.values()) >= 20
+
+
+def test_fix_labels_that_do_not_match_the_kept_threads_are_refused(tmp_path):
+    header = "thread_id\tfix_replies\tconfirmed\tnote\n"
+    fixes = tmp_path / "fixes.tsv"
+    shipped = build_tasks.FIXES_PATH.read_text(encoding="utf-8").splitlines()
+    fixes.write_text("\n".join(shipped[:-1]) + "\n")  # the last kept thread unlabelled
+    with pytest.raises(ValueError, match="missing: 2016-06-08_07#1483"):
+        build_tasks.build(fixes_path=fixes)
+    fixes.write_text("\n".join(shipped) + "\n2005-07-06_14#1000\tnone\tno\tnot kept\n")
+    with pytest.raises(ValueError, match="not kept: 2005-07-06_14#1000"):
+        build_tasks.build(fixes_path=fixes)
+    fixes.write_text("\n".join(line.replace("#1236\t3\t", "#1236\t30\t") for line in shipped) + "\n")
+    with pytest.raises(ValueError, match="past its 4 agent replies"):
+        build_tasks.build(fixes_path=fixes)
+    for bad, match in (("x\t3;4\tno\tn", "fix_replies must be"), ("x\t3\tmaybe\tn", "confirmed must be"),
+                       ("x\t3\tno\t", "the note must say"), ("x\t1\tno\tn\nx\t2\tno\tn", "listed twice")):
+        fixes.write_text(header + bad + "\n")
+        with pytest.raises(ValueError, match=match):
+            build_tasks.read_fixes(fixes)
+
+
 def test_a_message_naming_the_found_cause_is_not_a_fact():
     from harness.ubuntu_irc import asker_facts, reports_resolution
     facts = asker_facts(["bob: I get roaming not allowed\n\nbob: Ah ha. It was the formatting of my key",

@@ -17,9 +17,11 @@ agent's latest message, with the problem statement extracted from the thread's s
 extractor role as a batch does. :data:`REPLAY_LABELS` says, by hand, which helper message gives
 the thread's fix (the one the asker's later messages confirm, or the last instruction the
 thread ends on) and which does not (a question, a diagnostic step, chatter); messages that are
-neither clearly are left out, and so is a thread with no fix (#1157). The thresholds were not set
-on these. Note that the thread's solution *is* its helpers' messages joined, so a helper's own
-diagnostic step is literally part of the "real fix" the decision compares with.
+neither clearly are left out. The thresholds were not set on these. The solution the decision
+compares with is the thread's as a batch builds it (:func:`harness.batch.thread_solution`): the
+task's labelled fix (``troubleshooting_fixes.tsv``, the same helper turns as the fixes here, so a
+fix row compares a message with itself) or, for a thread without one, all its helpers' messages
+joined, in which a helper's own diagnostic step is literally part of the "real fix".
 """
 from __future__ import annotations
 
@@ -74,7 +76,8 @@ async def replay_all(runtime: Runtime, concurrency: int) -> list[dict]:
 
     async def thread(tid: str) -> list[dict]:
         t = threads[tid]
-        solution = thread_solution({"script_json": json.dumps({"agent_replies": t["agent_replies"]})})
+        solution = thread_solution({"reference_answer": t.get("reference_answer"),
+                                    "script_json": json.dumps({"agent_replies": t["agent_replies"]})})
         async with semaphore:
             statement = (await extract("problem", t["question"], extractor, solution)).text
         problem = Problem(tid, t["question"], None, statement, solution=solution,

@@ -9,10 +9,11 @@ another cause, generic text, a partial step). Run ``python build_user_outcome.py
 
 The first 16 have a one-line solution written for the case. The last 6 (``THREAD_CASES``) are
 real #ubuntu threads of the shipped troubleshooting set that the default batch does not play
-(it plays the first 10): their solution is what a batch gives the simulated user, the helpers'
-messages joined (``harness.batch.thread_solution``), questions and chatter included, and half of
-their agent messages are the generic lists of steps the 1.5B agent writes (in batch b16 such a
-list passed for the fix of a sound thread).
+(it plays the first 10): their solution is what a batch gives the simulated user
+(``harness.batch.thread_solution``): the thread's labelled fix, the helper turn(s) named in
+``troubleshooting_fixes.tsv``, addressed nicks and chatter included; and half of their agent
+messages are the generic lists of steps the 1.5B agent writes (in batch b16 such a list passed
+for the fix of a sound thread).
 """
 import json
 from pathlib import Path
@@ -124,7 +125,8 @@ def thread_cases() -> list[dict]:
     rows = []
     for cid, fixed, tid, problem, agent in THREAD_CASES:
         t = threads[tid]
-        solution = "\n".join(r.strip() for r in t["agent_replies"] if r.strip())[:SOLUTION_CHARS]
+        solution = (t.get("reference_answer") or "\n".join(r.strip() for r in t["agent_replies"]
+                                                          if r.strip()))[:SOLUTION_CHARS]
         rows.append({"id": cid, "fixed": fixed, "problem": problem, "solution": solution,
                      "question": t["question"], "facts": t["facts"], "agent": agent})
     return rows

@@ -7,7 +7,11 @@
   (:func:`harness.ubuntu_irc.import_ubuntu_irc`), in file order.
 * ``troubleshooting.jsonl``: the threads where a conversation needs several turns: the rules
   of :func:`rule_failures` keep the candidates, a hand review (``troubleshooting_review.tsv``)
-  rejects some of them and names the demo tasks that go first.
+  rejects some of them and names the demo tasks that go first. A second hand label
+  (``troubleshooting_fixes.tsv``) names, per kept thread, the helper turn(s) that give the fix;
+  their text becomes the task's ``reference_answer`` (the thread's solution), so the simulated
+  user and the problem extraction compare with the fix, not with the helpers' questions and
+  diagnostic steps (:func:`with_fix`).
 
 The output is deterministic: same input files, same bytes (see SOURCE.md).
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +31,7 @@ HERE = Path(__file__).parent
 ALL_PATH = HERE / "tasks.jsonl"
 TROUBLESHOOTING_PATH = HERE / "troubleshooting.jsonl"
 REVIEW_PATH = HERE / "troubleshooting_review.tsv"
+FIXES_PATH = HERE / "troubleshooting_fixes.tsv"
 DEMO_COUNT = 5  # the first tasks of the subset, the ones a short demo run uses
 
 # (a) the question states a problem on the asker's own machine, in a full sentence: it speaks
@@ -107,17 +113,86 @@ def read_review(path: Path = REVIEW_PATH) -> tuple[dict[str, str], list[str]]:
     return rejected, demo
 
 
+@dataclass(frozen=True)
+class FixLabel:
+    """The hand label of one thread's fix.
+
+    Attributes:
+        replies: indices into the task's ``agent_replies`` that give the fix (empty: the
+            thread holds no fix).
+        confirmed: whether a later message of the asker confirms that it worked.
+        note: what the fix is, and the evidence.
+    """
+
+    replies: tuple[int, ...]
+    confirmed: bool
+    note: str
+
+
+def read_fixes(path: Path = FIXES_PATH) -> dict[str, FixLabel]:
+    """The fix labels: ``{thread id: FixLabel}``.
+
+    The file is tab-separated with a header ``thread_id, fix_replies, confirmed, note``;
+    ``fix_replies`` is comma-separated indices into ``agent_replies`` or ``none``; ``confirmed``
+    is ``yes`` or ``no``.
+
+    Raises:
+        ValueError: a thread listed twice, a malformed index list, ``confirmed`` neither yes nor
+            no, or a label without a note.
+    """
+    labels: dict[str, FixLabel] = {}
+    with path.open(encoding="utf-8", newline="") as f:
+        for lineno, row in enumerate(csv.DictReader(f, delimiter="\t"), 2):
+            tid, replies = row["thread_id"].strip(), (row["fix_replies"] or "").strip()
+            confirmed, note = (row["confirmed"] or "").strip(), (row["note"] or "").strip()
+            where = f"{path}: line {lineno}"
+            if tid in labels:
+                raise ValueError(f"{where}: {tid} listed twice")
+            if not re.fullmatch(r"none|\d+(,\d+)*", replies):
+                raise ValueError(f"{where}: fix_replies must be indices like '3' or '1,2', or 'none'")
+            if confirmed not in ("yes", "no") or not note:
+                raise ValueError(f"{where}: confirmed must be 'yes' or 'no', and the note must say what the fix is")
+            indices = () if replies == "none" else tuple(int(i) for i in replies.split(","))
+            labels[tid] = FixLabel(indices, confirmed == "yes", note)
+    return labels
+
+
+def with_fix(task: dict[str, Any], label: FixLabel) -> dict[str, Any]:
+    """The task with its labelled fix: ``reference_answer`` the fix turns' text (joined by a
+    blank line), ``metadata.fix_replies`` and ``metadata.fix_confirmed``; a thread without a
+    fix keeps no reference answer (its solution is then all the helpers' messages).
+
+    Raises:
+        ValueError: an index past the task's ``agent_replies``.
+    """
+    replies = task["agent_replies"]
+    bad = [i for i in label.replies if i >= len(replies)]
+    if bad:
+        raise ValueError(f"{FIXES_PATH.name}: {task['metadata']['thread_id']}: fix_replies {bad} "
+                         f"past its {len(replies)} agent replies")
+    out = {**task, "metadata": {**task["metadata"], "fix_replies": list(label.replies),
+                                "fix_confirmed": label.confirmed}}
+    if label.replies:
+        out = {"id": task["id"], "question": task["question"],
+               "reference_answer": "\n\n".join(replies[i].strip() for i in label.replies),
+               **{k: v for k, v in out.items() if k not in ("id", "question")}}
+    return out
+
+
 def candidates(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The tasks that pass every rule of :func:`rule_failures`, in file order."""
     return [t for t in tasks if not rule_failures(t)]
 
 
-def troubleshooting(tasks: list[dict[str, Any]], review_path: Path = REVIEW_PATH) -> list[dict[str, Any]]:
-    """The curated subset: rule candidates minus the review's rejects, demo tasks first.
+def troubleshooting(tasks: list[dict[str, Any]], review_path: Path = REVIEW_PATH,
+                    fixes_path: Path = FIXES_PATH) -> list[dict[str, Any]]:
+    """The curated subset: rule candidates minus the review's rejects, demo tasks first, each
+    with its labelled fix (:func:`with_fix`).
 
     Raises:
         ValueError: the review names a thread that is not a candidate (the rules changed
-            since the review), or not exactly :data:`DEMO_COUNT` demo tasks.
+            since the review), or not exactly :data:`DEMO_COUNT` demo tasks; the fix labels
+            miss a kept thread or name one that is not kept.
     """
     pool = {t["metadata"]["thread_id"]: t for t in candidates(tasks)}
     rejected, demo = read_review(review_path)
@@ -127,17 +202,24 @@ def troubleshooting(tasks: list[dict[str, Any]], review_path: Path = REVIEW_PATH
     if len(demo) != DEMO_COUNT:
         raise ValueError(f"{review_path}: {len(demo)} demo tasks, want {DEMO_COUNT}")
     rest = [tid for tid in pool if tid not in rejected and tid not in demo]
-    return [{**pool[tid], "metadata": {**pool[tid]["metadata"], "subset": "troubleshooting"}}
-            for tid in [*demo, *rest]]
+    kept = [*demo, *rest]
+    fixes = read_fixes(fixes_path)
+    unlabelled, extra = [t for t in kept if t not in fixes], [t for t in fixes if t not in kept]
+    if unlabelled or extra:
+        raise ValueError(f"{fixes_path}: label every kept thread's fix, and only those "
+                         f"(missing: {', '.join(unlabelled) or '-'}; not kept: {', '.join(extra) or '-'})")
+    return [with_fix({**pool[tid], "metadata": {**pool[tid]["metadata"], "subset": "troubleshooting"}},
+                     fixes[tid]) for tid in kept]
 
 
-def build(threads_path: Path = DEFAULT_PATH,
-          review_path: Path = REVIEW_PATH) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def build(threads_path: Path = DEFAULT_PATH, review_path: Path = REVIEW_PATH,
+          fixes_path: Path = FIXES_PATH) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Both task sets, in memory: ``(all tasks, troubleshooting tasks)``.
 
     Args:
         threads_path: the shipped threads file.
         review_path: the hand review of the rule candidates.
+        fixes_path: the hand labels of each kept thread's fix.
 
     Raises:
         ValueError: a bad review file (see :func:`troubleshooting`) or a thread file that
@@ -146,7 +228,7 @@ def build(threads_path: Path = DEFAULT_PATH,
     result = import_ubuntu_irc(threads_path)
     if result.skipped:
         raise ValueError(result.summary())
-    return result.tasks, troubleshooting(result.tasks, review_path)
+    return result.tasks, troubleshooting(result.tasks, review_path, fixes_path)
 
 
 def print_candidates(tasks: list[dict[str, Any]]) -> None:
