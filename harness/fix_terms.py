@@ -73,6 +73,15 @@ def addressees(text: str) -> set[str]:
     return {m.group(1).lower() for m in _ADDRESS_RE.finditer(text or "")}
 
 
+def without_addresses(text: str, nicks: set[str] | None = None) -> str:
+    """``text`` with the address that starts a line (``keanu: try ...`` -> ``try ...``) removed,
+    for the nicks ``text`` itself addresses (or ``nicks``): a nick says nothing about the fix,
+    and the rare word pulled the embedding similarity of a real fix with an agent's message
+    down, and of two lines of the same helper up."""
+    nicks = addressees(text) if nicks is None else nicks
+    return _ADDRESS_RE.sub(lambda m: "" if m.group(1).lower() in nicks else m.group(0), text or "")
+
+
 def distinctive_terms(text: str, known: str = "") -> set[str]:
     """The distinctive terms of ``text`` that ``known`` (e.g. the question) does not use; the
     nicks ``text`` addresses are none."""

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from graphs.protocols import LLMCall, Message, Problem, Reply
 from harness import prompts, user_checks
-from harness.fix_terms import asks_only, shared_fix_terms
+from harness.fix_terms import addressees, asks_only, shared_fix_terms, without_addresses
 from harness.judges import escape_judged_text
 from harness.llm import RoleClient, ask_yes_no
 from harness.transcript import _clip
@@ -115,12 +115,14 @@ class SimulatedUser:
         """Cosine similarity of the agent's message and the thread's real fix (the problem
         statement where the thread has none), with offline MiniLM embeddings
         (``harness.embeddings``). Not the problem with the fix: an agent that restates the
-        symptom scored high against the problem whatever it advised."""
+        symptom scored high against the problem whatever it advised. The IRC nicks the fix
+        addresses are left out of both texts (``harness.fix_terms.without_addresses``)."""
         if self._embedder is None:
             from harness.embeddings import default_embedder
             self._embedder = default_embedder()
-        hidden = (problem.solution or problem.problem_statement or problem.question)[:2000]
-        a, h = self._embedder.embed_array([agent_message[:2000] or " ", hidden])
+        hidden = without_addresses(problem.solution or problem.problem_statement or problem.question)
+        message = without_addresses(agent_message, addressees(problem.solution or "")).strip()
+        a, h = self._embedder.embed_array([message[:2000] or " ", hidden[:2000] or " "])
         return float(a @ h)
 
     async def outcome(self, problem: Problem, agent_message: str) -> tuple[bool, dict, LLMCall]:

@@ -409,6 +409,28 @@ def test_the_nicks_a_thread_addresses_are_not_terms_of_the_fix():
     assert shared_fix_terms("Set the output plugin to alsa.", solution) == ["alsa"]
 
 
+def test_the_similarity_compares_the_fix_and_the_message_without_the_nicks_the_fix_addresses():
+    from dataclasses import replace
+
+    from harness.fix_terms import without_addresses
+    solution = "keanu: try setting it to alsa\nkeanu, then restart it\nthe engine is xine: restart"
+    assert without_addresses(solution) == "try setting it to alsa\nthen restart it\nthe engine is xine: restart"
+    assert without_addresses("keanu: try alsa", {"bob"}) == "keanu: try alsa"  # only known nicks
+
+    class Recorder:
+        texts: list[str] = []
+
+        def embed_array(self, texts):
+            import numpy as np
+            Recorder.texts = list(texts)
+            return np.array([[1.0, 0.0], [1.0, 0.0]])
+
+    user_client, _ = client(user_model("Yes", []), role="user")
+    user = SimulatedUser(user_client, embedder=Recorder())
+    assert user.similarity(replace(SCENARIO, solution=solution), "keanu: set the plugin to alsa") == 1.0
+    assert Recorder.texts == ["set the plugin to alsa", without_addresses(solution)]
+
+
 @pytest.mark.parametrize("message,asks", [
     ("keanu: are there any error messages?", True),  # real helpers' questions (replayed)
     ("Oswy: is edgy still on the disk?", True),
