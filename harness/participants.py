@@ -85,6 +85,7 @@ REJECTED = {  # why a draft was not used, told to the model when it writes the m
     "false_success": "it said the problem is solved, but it is not",
     "missed_success": "it did not say that the problem is solved now",
     "repeats_earlier": "it repeated an earlier message; answer the agent's last message in your own words",
+    "echoes_agent": "it copied the agent's message; say in your own words what you did and what you see now",
     "copies_instructions": "it copied the note instead of replying; reply to the agent in your own words",
 }
 
@@ -209,9 +210,10 @@ class SimulatedUser:
 
 
 # kinds of violation after which a not-fixed reply must not be sent: it would end the
-# conversation on a claim the outcome contradicts, write the agent's part, or give away the
+# conversation on a claim the outcome contradicts, write (or copy) the agent's part, or give away the
 # hidden solution (a repeat or an invented version number misleads nobody about the outcome)
-_MISLEADING = {"false_success", "acts_as_agent", "copies_instructions", "leaks_solution", "contradicts_facts"}
+_MISLEADING = {"false_success", "acts_as_agent", "echoes_agent", "copies_instructions", "leaks_solution",
+               "contradicts_facts"}
 NOT_FIXED_FALLBACK = "I tried that, but the problem is still there."
 
 

@@ -33,6 +33,8 @@ _AGENT_PATTERNS = [
     r"\bonce you(?:'ve| have) (?:done|completed|finished|tried)\b",
     r"\bfeel free to (?:ask|reach out|contact)\b", r"\b(?:i'm |i am )?glad (?:i|to) (?:could |can )?help\b",
     r"\btry \w+ing your\b",
+    # "I'm sorry to hear that you're having trouble playing music in Amarok." (a batch, p8)
+    r"\b(?:i'm|i am) sorry to hear\b",
 ]
 _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
 
@@ -160,7 +162,7 @@ _VERSION_RE = re.compile(r"\b(ubuntu|windows|debian|fedora|macos|os x|kernel|pyt
 class Violation:
     """One failed check: its kind and the evidence (the text that tripped it)."""
 
-    kind: str  # leaks_solution | acts_as_agent | contradicts_facts | false_success | missed_success | repeats_earlier
+    kind: str  # leaks_solution | acts_as_agent | contradicts_facts | false_success | missed_success | repeats_earlier | echoes_agent | ...
     evidence: str
 
     def as_dict(self) -> dict:
@@ -250,15 +252,15 @@ def invented_versions(message: str, problem: Problem, history: Sequence[Message]
             if version not in context]
 
 
-def copied_fraction(message: str, earlier: str) -> float:
-    """The share of the message's words that stand in runs of at least 4 words copied from
-    ``earlier`` (0.0 for a message under 8 words: short replies repeat words by nature)."""
+def copied_fraction(message: str, earlier: str, min_run: int = 4) -> float:
+    """The share of the message's words that stand in runs of at least ``min_run`` words copied
+    from ``earlier`` (0.0 for a message under 8 words: short replies repeat words by nature)."""
     words = [w.lower() for w in _WORD_RE.findall(message or "")]
     if len(words) < 8:
         return 0.0
     before = [w.lower() for w in _WORD_RE.findall(earlier or "")]
     blocks = SequenceMatcher(None, words, before, autojunk=False).get_matching_blocks()
-    return sum(b.size for b in blocks if b.size >= 4) / len(words)
+    return sum(b.size for b in blocks if b.size >= min_run) / len(words)
 
 
 def repeated_message(message: str, history: Sequence[Message], limit: float = 0.6,
@@ -276,6 +278,19 @@ def repeated_message(message: str, history: Sequence[Message], limit: float = 0.
             if copied_fraction(message, m.content) >= verbatim:
                 return m.content
     return None
+
+
+ECHO_LIMIT = 0.75  # share of a message's words copied, in runs of 3+, from the agent's message
+
+
+def echoed_agent(message: str, history: Sequence[Message], limit: float = ECHO_LIMIT) -> str | None:
+    """The agent's latest message when this one mostly copies it (``limit`` of its words in
+    runs of 3 or more: commands are short), else None. In a p8 batch the 1.5B user sent the agent's commands back
+    as its whole reply ("sudo apt-get install --reinstall xserver-xorg / sudo journalctl -xe")
+    and once the agent's whole paragraph; "I changed the permissions of the .ssh directory to
+    700 as you said, same error" copies about half and passes."""
+    agent = next((m.content for m in reversed(history) if m.role == "agent"), "")
+    return agent if agent and copied_fraction(message, agent, min_run=3) >= limit else None
 
 
 def rule_violations(message: str, problem: Problem, history: Sequence[Message],
@@ -301,6 +316,8 @@ def rule_violations(message: str, problem: Problem, history: Sequence[Message],
     earlier = repeated_message(message, history)
     if earlier is not None:
         out.append(Violation("repeats_earlier", earlier))
+    if echoed_agent(message, history) is not None:
+        out.append(Violation("echoes_agent", message))
     conflicts = version_conflicts(message, problem.facts, problem.question)
     for conflict in conflicts:
         out.append(Violation("contradicts_facts", conflict))

@@ -194,6 +194,27 @@ def test_a_long_earlier_message_written_out_again_whole_is_a_repeat():
                             told) is None
 
 
+def test_a_reply_that_copies_the_agents_message_is_an_echo_but_a_report_of_doing_it_is_not():
+    from harness.user_checks import echoed_agent, rule_violations
+    agent = ("Try reinstalling the xserver-xorg package. You can do this by running the following command "
+             "in the terminal:\nsudo apt-get install --reinstall xserver-xorg\nIf the problem persists, check "
+             "your logs:\nsudo journalctl -xe")
+    told = [Message("user", "After an update I only get a text login."), Message("agent", agent)]
+    # seen in a p8 batch: the commands sent back as the whole reply, and the whole paragraph
+    assert echoed_agent("sudo apt-get install --reinstall xserver-xorg\n\nsudo journalctl -xe", told) == agent
+    assert echoed_agent(agent, told) == agent
+    kinds = [v.kind for v in rule_violations("sudo apt-get install --reinstall xserver-xorg\n\nsudo journalctl -xe",
+                                             SCENARIO, told, False)]
+    assert "echoes_agent" in kinds
+    # saying what one did, in the agent's words for the command, is how people report back
+    report = "I ran sudo apt-get install --reinstall xserver-xorg and rebooted, but I still only get the text login."
+    assert echoed_agent(report, told) is None
+    assert "echoes_agent" not in [v.kind for v in rule_violations(report, SCENARIO, told, False)]
+    # an assistant's sympathy line is the agent's voice
+    assert "acts_as_agent" in [v.kind for v in rule_violations(
+        "I'm sorry to hear that you're having trouble playing music.", SCENARIO, told, False)]
+
+
 def test_a_repasted_question_is_a_repeat_but_a_quoted_error_is_not():
     question = ("W: Failed to fetch http://security.ubuntu.com/ubuntu/pool/main/m/mysql-5.1/"
                 "mysql-client-5.1_5.1.61_i386.deb 404 Not Found, getting this error while trying to install mysql")

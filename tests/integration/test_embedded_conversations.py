@@ -47,8 +47,9 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
         r"outcome right on (\d+)/(\d+) fixes and (\d+)/(\d+) non-fixes; its reply reports success on "
         r"(\d+)/(\d+) fixes and persists on (\d+)/(\d+) non-fixes", out)
     assert fix_n == other_n == 11
-    # the simulated user's decision: 11/11 and 10/11 measured (docs/selfscore.md; the reinstall
-    # of vim passes); a user that always says "it works" (or never does) gets 0 of 11 in one class
+    # the simulated user's decision: 11/11 and 9/11 measured (docs/selfscore.md; the reinstall
+    # of vim and a generic list for the flash thread pass at the threshold); a user that always
+    # says "it works" (or never does) gets 0 of 11 in one class
     assert fix_right >= 8 and other_right >= 8, out
     # its reply reports success exactly when the case is a fix (the checks regenerate a reply
     # that contradicts the decision), so it is bounded by the decision's accuracy
