@@ -77,17 +77,7 @@ FIX_THRESHOLD_WITH_TERMS = 0.55
 FIX_THRESHOLD_WITHOUT_TERMS = 0.66
 FIX_THRESHOLD = 0.62  # a task without a known solution: the similarity is to the problem statement
 
-REJECTED = {  # why a draft was not used, told to the model when it writes the message again
-    "acts_as_agent": "it spoke like the help desk; write only as the person with the problem",
-    "leaks_solution": "it named the cause or the fix, which you do not know",
-    "contradicts_facts": "it contradicted the facts of your situation",
-    "invents_detail": "it named a version that your facts do not give; if asked, say you do not know it",
-    "false_success": "it said the problem is solved, but it is not",
-    "missed_success": "it did not say that the problem is solved now",
-    "repeats_earlier": "it repeated an earlier message; answer the agent's last message in your own words",
-    "echoes_agent": "it copied the agent's message; say in your own words what you did and what you see now",
-    "copies_instructions": "it copied the note instead of replying; reply to the agent in your own words",
-}
+REJECTED = prompts.USER_REJECTED  # why a draft was not used, told to the model when it writes again
 
 
 class SimulatedUser:
@@ -176,7 +166,7 @@ class SimulatedUser:
         for attempt in range(self.max_regenerations + 1):
             if attempts:  # say why the last draft was not used
                 why = "; ".join(REJECTED[v["kind"]] for v in attempts[-1]["violations"])
-                chat[-1] = HumanMessage(f"{chat[-1].content}\n(Your last draft was not used: {why}.)")
+                chat[-1] = HumanMessage(f"{chat[-1].content}\n" + prompts.USER_REGENERATION.format(why=why))
             raw, call = await self._draft([SystemMessage(system), *chat], attempt)
             calls.append(call)
             text = _ROLE_PREFIX.sub("", raw.strip()) or raw.strip()

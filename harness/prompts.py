@@ -117,6 +117,18 @@ USER_NOT_FIXED = ("(Note for your reply, not part of the agent's message: your p
                   "agent told you to do something, say that you did it and that the problem is "
                   "still there. Never say that it works. Do not repeat your question or an "
                   "earlier message: say only what is new.)")
+USER_REJECTED = {  # why a draft was not used, told to the model when it writes the message again
+    "acts_as_agent": "it spoke like the help desk; write only as the person with the problem",
+    "leaks_solution": "it named the cause or the fix, which you do not know",
+    "contradicts_facts": "it contradicted the facts of your situation",
+    "invents_detail": "it named a version that your facts do not give; if asked, say you do not know it",
+    "false_success": "it said the problem is solved, but it is not",
+    "missed_success": "it did not say that the problem is solved now",
+    "repeats_earlier": "it repeated an earlier message; answer the agent's last message in your own words",
+    "echoes_agent": "it copied the agent's message; say in your own words what you did and what you see now",
+    "copies_instructions": "it copied the note instead of replying; reply to the agent in your own words",
+}
+USER_REGENERATION = "(Your last draft was not used: {why}.)"
 USER_OUTCOME = """The user's real problem (the agent does not know it): <problem>{problem}</problem>
 {solution_block}The AGENT's latest message:
 <latest>

@@ -74,10 +74,16 @@ def agent_cues(message: str) -> list[str]:
 _COPY_RUN = 8
 
 
-def _instruction_runs() -> set[tuple[str, ...]]:
+def _instruction_texts() -> list[str]:
+    """The simulator's notes and rules, and each regeneration note it can be given (a batch
+    reply ended "(Your last draft was not used: it repeated an earlier message; ...)")."""
     from harness import prompts
-    texts = [prompts.USER_FIXED, prompts.USER_NOT_FIXED,
-             prompts.GROUNDED_USER_SYSTEM.split("Rules:", 1)[-1]]
+    return [prompts.USER_FIXED, prompts.USER_NOT_FIXED, prompts.GROUNDED_USER_SYSTEM.split("Rules:", 1)[-1],
+            *(prompts.USER_REGENERATION.format(why=why) for why in prompts.USER_REJECTED.values())]
+
+
+def _instruction_runs() -> set[tuple[str, ...]]:
+    texts = _instruction_texts()
     runs = set()
     for text in texts:
         words = _plain_words(text)
@@ -95,9 +101,7 @@ _META_WORDS = {"never", "say", "note", "reply", "agent", "facts", "sentences"}
 
 
 def _instruction_text() -> str:
-    from harness import prompts
-    return " " + " | ".join(" ".join(_plain_words(t)) for t in (
-        prompts.USER_FIXED, prompts.USER_NOT_FIXED, prompts.GROUNDED_USER_SYSTEM.split("Rules:", 1)[-1])) + " "
+    return " " + " | ".join(" ".join(_plain_words(t)) for t in _instruction_texts()) + " "
 
 
 def strip_copied_instructions(message: str) -> tuple[str, list[str]]:

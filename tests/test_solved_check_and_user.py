@@ -505,6 +505,13 @@ def test_the_simulators_own_instructions_are_cut_from_its_message():
     assert kept == "I added my key to the agent and restarted the SSH service. The problem is not solved."
     assert len(cut) == 2
     assert strip_copied_instructions("(Note for your reply, not part of the agent's message: your")[0] == ""
+    # seen in a p9 batch: the regeneration note copied after the reply
+    text = ("I have updated Amarok to the latest version and restarted it. The problem still persists. "
+            "(Your last draft was not used: it repeated an earlier message; answer the agent's last message "
+            "in your own words; it said the problem is solved, but it is not.)")
+    kept, cut = strip_copied_instructions(text)
+    assert kept == "I have updated Amarok to the latest version and restarted it. The problem still persists."
+    assert not claims_success(kept) and claims_success(text)  # the copied note said "solved"
     # a user's own words that happen to echo the note are kept
     for own in ("I did what the agent said and it works now.", "It is still there, the same error.",
                 "I don't know which version I have."):
