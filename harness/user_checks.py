@@ -35,6 +35,11 @@ _AGENT_PATTERNS = [
     r"\btry \w+ing your\b",
     # "I'm sorry to hear that you're having trouble playing music in Amarok." (a batch, p8)
     r"\b(?:i'm|i am) sorry to hear\b",
+    # "Sorry for the inconvenience, but I am not sure what you are asking. Please provide more
+    # context or details about your problem, and I will do my best to help you." (b18, p9)
+    r"\b(?:sorry for|apologi[sz]e for) (?:the|any) (?:inconvenience|confusion)\b",
+    r"\b(?:i will|i'll) do my best to help\b",
+    r"\b(?:details|context|information) (?:about|on) your (?:problem|issue)\b",
 ]
 _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
 

@@ -210,9 +210,13 @@ def test_a_reply_that_copies_the_agents_message_is_an_echo_but_a_report_of_doing
     report = "I ran sudo apt-get install --reinstall xserver-xorg and rebooted, but I still only get the text login."
     assert echoed_agent(report, told) is None
     assert "echoes_agent" not in [v.kind for v in rule_violations(report, SCENARIO, told, False)]
-    # an assistant's sympathy line is the agent's voice
-    assert "acts_as_agent" in [v.kind for v in rule_violations(
-        "I'm sorry to hear that you're having trouble playing music.", SCENARIO, told, False)]
+    # an assistant's sympathy line is the agent's voice, and so is asking for "your problem"
+    for agentlike in ("I'm sorry to hear that you're having trouble playing music.",
+                      "Sorry for the inconvenience, but I am not sure what you are asking. Please provide more "
+                      "context or details about your problem, and I will do my best to help you."):
+        assert "acts_as_agent" in [v.kind for v in rule_violations(agentlike, SCENARIO, told, False)]
+    assert "acts_as_agent" not in [v.kind for v in rule_violations(
+        "Sorry, I do not know which details you mean. It is an Intel card.", SCENARIO, told, False)]
 
 
 def test_a_repasted_question_is_a_repeat_but_a_quoted_error_is_not():
