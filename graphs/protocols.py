@@ -104,9 +104,17 @@ class User(Protocol):
 
 
 class Agent(Protocol):
-    """The help-desk side."""
+    """The help-desk side. An agent with a finite script (a replayed human help-desk worker) may
+    also define ``has_reply(problem, history) -> bool``: the turn loop ends the conversation
+    (``agent_ended``) when it returns False for the user's next message, which is not stored."""
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply: ...
+
+
+def agent_has_reply(agent: Agent, problem: Problem, history: Sequence[Message]) -> bool:
+    """Whether ``agent`` can answer the next user message (True for an agent without a script)."""
+    has_reply = getattr(agent, "has_reply", None)
+    return True if has_reply is None else bool(has_reply(problem, history))
 
 
 class TurnJudges(Protocol):

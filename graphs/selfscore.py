@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-from graphs.protocols import Agent, Message, TurnCost, TurnJudges, TurnSink, User
+from graphs.protocols import Agent, Message, TurnCost, TurnJudges, TurnSink, User, agent_has_reply
 from graphs.state import TurnLoopState
 
 QualityFn = Callable[[Optional[int], Optional[int]], Optional[float]]
@@ -50,6 +50,10 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         reply = await user.respond(state["problem"], state["history"], state["turn_index"])
         if reply.text is None:
             return Command(update={"user_reply": reply, "stop_reason": "user_ended"}, goto=END)
+        if not agent_has_reply(agent, state["problem"], state["history"]):
+            # a replayed help-desk worker's thread is over: nobody would answer this message,
+            # so it is not stored (a scripted user whose script ends too ends it as user_ended)
+            return Command(update={"stop_reason": "agent_ended"}, goto=END)
         # the user's message is judged while the agent answers it: the judgment does not feed
         # the agent, and the reply (what a live participant waits for) no longer waits for it
         return Command(update={"user_reply": reply, "turn_started": started,

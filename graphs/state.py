@@ -23,5 +23,5 @@ class TurnLoopState(TypedDict, total=False):
     agent_reply: Reply | None
     judgments: list[Judgment]    # this turn's judgments, in the order they were made
     solved: bool | None
-    stop_reason: str | None      # solved | max_turns | user_ended
+    stop_reason: str | None      # solved | max_turns | user_ended | agent_ended
     extra: dict[str, Any]

@@ -260,6 +260,11 @@ class ScriptedAgent:
         self.replies = replies
         self.calls = calls or {}
 
+    def has_reply(self, problem: Problem, history: Sequence[Message]) -> bool:
+        """Whether the script holds a reply to the next user message (an LLM-simulated user can
+        outlast the real thread; the turn loop then ends the conversation, ``agent_ended``)."""
+        return sum(1 for m in history if m.role == "agent") < len(self.replies.get(problem.interaction_id, ()))
+
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
         n = sum(1 for m in history if m.role == "agent")
         replies = self.replies.get(problem.interaction_id, ())

@@ -101,3 +101,18 @@ def test_preprocessing_is_cached_across_runs(tmp_path, tasks_file):
     run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=factory)
     assert calls_first == 6  # summary + problem for each of 3 tasks
     assert factory.models["extractor"].calls == 0
+
+
+def test_a_simulated_user_outlasting_the_human_agents_thread_ends_it_as_agent_ended(tmp_path):
+    """``--agent human --user llm``: the real helpers' replies run out before the simulated
+    user does; the conversation ends before a user message nobody would answer (it failed with
+    "no scripted agent reply for turn 3" before)."""
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps({"id": "ssh", "question": "ssh to localhost fails with roaming not allowed.",
+                                "agent_replies": ["try ssh -vvv", "use ssh-copy-id"],
+                                "reference_answer": "use ssh-copy-id"}) + "\n")
+    cfg, run_id, progress, reader, _ = run(tmp_path, path, default_responder(solve_at=None),
+                                           user="llm", agent="human", max_turns=6)
+    [i] = reader.interactions(run_id)
+    assert progress.failed == 0 and i["status"] == "completed" and i["stop_reason"] == "agent_ended"
+    assert [t["agent_message"] for t in reader.turns(i["id"])] == ["try ssh -vvv", "use ssh-copy-id"]
