@@ -21,7 +21,7 @@ from harness import prompts
 from harness.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
 from harness.compose import Runtime, run_name
 from harness.config import Config, RetryConfig
-from harness.datasets import Dataset
+from harness.datasets import Dataset, task_solution
 from harness.figures import interaction_figures, score_row
 from harness.judges import judge_complexity, judgment_row
 from harness.manipulation import turn_record
@@ -336,17 +336,11 @@ class SelfScoreBatch:
         return None
 
 
-SOLUTION_CHARS = 2500  # the part of a long thread's solution the extractor and the simulated user see
-
-
 def thread_solution(row: dict) -> str | None:
-    """The solution of an interaction's thread: the task's reference answer, else the helpers'
-    messages of a real thread (``agent_replies``, as the human baseline replays them)."""
-    if (row.get("reference_answer") or "").strip():
-        return row["reference_answer"].strip()[:SOLUTION_CHARS]
-    replies = json.loads(row.get("script_json") or "{}").get("agent_replies") or []
-    text = "\n".join(r.strip() for r in replies if r.strip())
-    return text[:SOLUTION_CHARS] or None
+    """The solution of an interaction row's thread (:func:`harness.datasets.task_solution`):
+    the task's reference answer, else the helpers' messages the human baseline replays."""
+    return task_solution(row.get("reference_answer"),
+                         json.loads(row.get("script_json") or "{}").get("agent_replies") or [])
 
 
 async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWriter,

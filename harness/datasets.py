@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from harness.jsonl import JsonlError, read_jsonl
 
@@ -30,6 +30,19 @@ BUILTIN = {
     "ubuntu_irc": DATA_DIR / "ubuntu_irc" / "tasks.jsonl",
     "ubuntu_irc_troubleshooting": DATA_DIR / "ubuntu_irc" / "troubleshooting.jsonl",
 }
+
+
+SOLUTION_CHARS = 2500  # the part of a long thread's solution the extractor and the simulated user see
+
+
+def task_solution(reference_answer: str | None, agent_replies: Sequence[str] = ()) -> str | None:
+    """The solution of a task's thread: its reference answer (an accepted answer, an IRC
+    thread's labelled fix), else the helpers' messages of a real thread (``agent_replies``,
+    joined); at most :data:`SOLUTION_CHARS` characters, None when there is neither."""
+    if (reference_answer or "").strip():
+        return reference_answer.strip()[:SOLUTION_CHARS]
+    text = "\n".join(r.strip() for r in agent_replies if r.strip())
+    return text[:SOLUTION_CHARS] or None
 
 
 class DatasetError(ValueError):

@@ -260,14 +260,18 @@ class ScriptedAgent:
         self.replies = replies
         self.calls = calls or {}
 
+    def _next(self, problem: Problem, history: Sequence[Message]) -> tuple[int, Sequence[str]]:
+        """The index of the next reply, and the interaction's replies."""
+        return sum(1 for m in history if m.role == "agent"), self.replies.get(problem.interaction_id, ())
+
     def has_reply(self, problem: Problem, history: Sequence[Message]) -> bool:
         """Whether the script holds a reply to the next user message (an LLM-simulated user can
         outlast the real thread; the turn loop then ends the conversation, ``agent_ended``)."""
-        return sum(1 for m in history if m.role == "agent") < len(self.replies.get(problem.interaction_id, ()))
+        n, replies = self._next(problem, history)
+        return n < len(replies)
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
-        n = sum(1 for m in history if m.role == "agent")
-        replies = self.replies.get(problem.interaction_id, ())
+        n, replies = self._next(problem, history)
         if n >= len(replies):
             raise ValueError(f"{problem.interaction_id}: no scripted agent reply for turn {n + 1} "
                              f"(the script has {len(replies)}); the user script is longer than the agent's.")

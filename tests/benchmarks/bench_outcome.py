@@ -18,7 +18,7 @@ extractor role as a batch does. :data:`REPLAY_LABELS` says, by hand, which helpe
 the thread's fix (the one the asker's later messages confirm, or the last instruction the
 thread ends on) and which does not (a question, a diagnostic step, chatter); messages that are
 neither clearly are left out. The thresholds were not set on these. The solution the decision
-compares with is the thread's as a batch builds it (:func:`harness.batch.thread_solution`): the
+compares with is the thread's as a batch builds it (:func:`harness.datasets.task_solution`): the
 task's labelled fix (``troubleshooting_fixes.tsv``, the same helper turns as the fixes here, so a
 fix row compares a message with itself) or, for a thread without one, all its helpers' messages
 joined, in which a helper's own diagnostic step is literally part of the "real fix".
@@ -37,7 +37,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.batch import thread_solution
+from harness.datasets import task_solution
 from harness.preprocess import extract
 from harness.sanity import _outcome_problem, outcome_cases
 from graphs.protocols import Problem
@@ -76,8 +76,7 @@ async def replay_all(runtime: Runtime, concurrency: int) -> list[dict]:
 
     async def thread(tid: str) -> list[dict]:
         t = threads[tid]
-        solution = thread_solution({"reference_answer": t.get("reference_answer"),
-                                    "script_json": json.dumps({"agent_replies": t["agent_replies"]})})
+        solution = task_solution(t.get("reference_answer"), t["agent_replies"])
         async with semaphore:
             statement = (await extract("problem", t["question"], extractor, solution)).text
         problem = Problem(tid, t["question"], None, statement, solution=solution,

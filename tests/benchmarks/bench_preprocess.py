@@ -9,7 +9,7 @@ Samples (fixed): 20 LFRQA technology questions (every 100th task) and the first 
 input) is printed with a verdict from :func:`harness.preprocess.is_restatement`: phrased as
 the user's question or request and free of answer patterns. For the first 10 of each sample,
 the underlying problem is extracted both from the question and from the solution (the
-reference answer; the helpers' messages of the IRC thread, as ``harness.batch.thread_solution``
+reference answer; the helpers' messages of the IRC thread, as ``harness.datasets.task_solution``
 joins them) and judged by :func:`harness.preprocess.is_problem_statement`: one short statement
 of the cause, not a fix, instructions or a question.
 
@@ -34,11 +34,10 @@ if __package__ in (None, ""):
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from harness.batch import thread_solution
 from harness.cli import _role_overrides
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.datasets import load_dataset
+from harness.datasets import load_dataset, task_solution
 from harness.judges import escape_judged_text
 from harness.preprocess import (answer_signs, extract, is_problem_statement, is_restatement,
                                 solution_signs)
@@ -72,9 +71,9 @@ def samples() -> list[dict]:
     lfrqa = load_dataset("lfrqa_technology").tasks[::100][:N_PER_SET]
     irc = import_ubuntu_irc().tasks[::10][:N_PER_SET]
     out = [{"id": t.id, "set": "lfrqa", "question": t.question,
-            "solution": thread_solution({"reference_answer": t.reference_answer})} for t in lfrqa]
+            "solution": task_solution(t.reference_answer)} for t in lfrqa]
     out += [{"id": t["id"], "set": "irc", "question": t["question"],
-             "solution": thread_solution({"script_json": json.dumps({"agent_replies": t["agent_replies"]})})}
+             "solution": task_solution(None, t["agent_replies"])}
             for t in irc]
     for i, s in enumerate(out):
         s["problem_sample"] = i % N_PER_SET < N_PROBLEMS_PER_SET

@@ -10,13 +10,19 @@ another cause, generic text, a partial step). Run ``python build_user_outcome.py
 The first 16 have a one-line solution written for the case. The last 6 (``THREAD_CASES``) are
 real #ubuntu threads of the shipped troubleshooting set that the default batch does not play
 (it plays the first 10): their solution is what a batch gives the simulated user
-(``harness.batch.thread_solution``): the thread's labelled fix, the helper turn(s) named in
+(``harness.datasets.task_solution``): the thread's labelled fix, the helper turn(s) named in
 ``troubleshooting_fixes.tsv``, addressed nicks and chatter included; and half of their agent
 messages are the generic lists of steps the 1.5B agent writes (in batch b16 such a list passed
 for the fix of a sound thread).
 """
 import json
+import sys
 from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from harness.datasets import task_solution  # noqa: E402
 
 CASES = [
     # ------------------------------------------------------------------- fixes (8)
@@ -90,7 +96,6 @@ CASES = [
 
 
 IRC = Path(__file__).parents[1] / "ubuntu_irc" / "troubleshooting.jsonl"
-SOLUTION_CHARS = 2500  # harness.batch.SOLUTION_CHARS
 
 THREAD_CASES = [  # (id, fixed, thread id, problem, agent message)
     ("irc_grub_reinstall", True, "ubuntu-irc-2007-12-01_03#1101",
@@ -125,8 +130,7 @@ def thread_cases() -> list[dict]:
     rows = []
     for cid, fixed, tid, problem, agent in THREAD_CASES:
         t = threads[tid]
-        solution = (t.get("reference_answer") or "\n".join(r.strip() for r in t["agent_replies"]
-                                                          if r.strip()))[:SOLUTION_CHARS]
+        solution = task_solution(t.get("reference_answer"), t["agent_replies"])
         rows.append({"id": cid, "fixed": fixed, "problem": problem, "solution": solution,
                      "question": t["question"], "facts": t["facts"], "agent": agent})
     return rows

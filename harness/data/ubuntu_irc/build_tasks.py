@@ -170,13 +170,11 @@ def with_fix(task: dict[str, Any], label: FixLabel) -> dict[str, Any]:
     if bad:
         raise ValueError(f"{FIXES_PATH.name}: {task['metadata']['thread_id']}: fix_replies {bad} "
                          f"past its {len(replies)} agent replies")
-    out = {**task, "metadata": {**task["metadata"], "fix_replies": list(label.replies),
-                                "fix_confirmed": label.confirmed}}
-    if label.replies:
-        out = {"id": task["id"], "question": task["question"],
-               "reference_answer": "\n\n".join(replies[i].strip() for i in label.replies),
-               **{k: v for k, v in out.items() if k not in ("id", "question")}}
-    return out
+    head = {"id": task["id"], "question": task["question"]}
+    if label.replies:  # right after the question, as in the task format's documentation
+        head["reference_answer"] = "\n\n".join(replies[i].strip() for i in label.replies)
+    return {**head, **{k: v for k, v in task.items() if k not in head},
+            "metadata": {**task["metadata"], "fix_replies": list(label.replies), "fix_confirmed": label.confirmed}}
 
 
 def candidates(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
