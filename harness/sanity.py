@@ -12,6 +12,12 @@ The solved-check set (``data/sanity/solved_check.jsonl``, 26 conversations) and 
 user's outcome set (``data/sanity/user_outcome.jsonl``, 22 scenarios) are half yes and half no,
 so a judge that always says "solved" or a user that always says "it works" gets half of them
 wrong; both are reported per class.
+
+The turn-helpfulness set (``data/sanity/turn_helpfulness.jsonl``, 15 pairs) judges a message deep
+in a conversation: an agent's next step against a repeat of its last message or "contact the
+system administrator", a user's report of what a step did against "ok" or an off-topic rant, a
+detailed first question against a vague one. Each pair passes when the helpful version scores
+strictly higher, so a judge that gives every message the same score fails them all.
 """
 from __future__ import annotations
 
@@ -41,6 +47,20 @@ def solved_cases() -> list[dict]:
 def outcome_cases() -> list[dict]:
     """The simulated user's outcome scenarios (half fixes)."""
     return _load("user_outcome.jsonl")
+
+
+def turn_helpfulness_cases() -> list[dict]:
+    """The helpfulness pairs inside conversations (agent and user messages)."""
+    return _load("turn_helpfulness.jsonl")
+
+
+def turn_case_group(case: dict) -> str:
+    """The rubric a turn-helpfulness case tests: ``agent``, ``user`` (a later reply) or ``first``."""
+    return "first" if case["first"] else case["role"]
+
+
+TURN_GROUPS = (("agent", "agent replies later in a conversation"), ("user", "user replies"),
+               ("first", "first questions"))
 
 
 def balanced(cases: list[dict], n: int | None, key: str) -> list[dict]:
@@ -143,6 +163,20 @@ def class_counts(cases: list[Verdict]) -> tuple[int, int, int, int]:
 
 
 @dataclass
+class TurnPair:
+    """One turn-helpfulness case: the scores of its helpful and its useless version."""
+
+    id: str
+    group: str
+    helpful: int | None
+    useless: int | None
+
+    @property
+    def right(self) -> bool:
+        return self.helpful is not None and self.useless is not None and self.helpful > self.useless
+
+
+@dataclass
 class SanityReport:
     helpful_pairs: list[tuple[int | None, int | None]]
     complexity_pairs: list[tuple[float | None, float | None]]
@@ -152,6 +186,7 @@ class SanityReport:
     replies: list[Verdict] = field(default_factory=list)
     solved_method: str = "confirmation"
     user_model: str = ""
+    turn_pairs: list[TurnPair] = field(default_factory=list)
 
     @property
     def helpful_correct(self) -> int:
@@ -165,13 +200,18 @@ class SanityReport:
     @property
     def failed(self) -> int:
         return sum(v is None for pair in [*self.helpful_pairs, *self.complexity_pairs] for v in pair) + \
-            sum(c.got is None for c in [*self.solved, *self.outcome, *self.replies])
+            sum(c.got is None for c in [*self.solved, *self.outcome, *self.replies]) + \
+            sum(v is None for t in self.turn_pairs for v in (t.helpful, t.useless))
 
     def lines(self) -> list[str]:
         out = [f"Judge sanity ({self.judge_model}, prompt {prompts.PROMPT_VERSION}): helpful reply "
                f"scored higher in {self.helpful_correct}/{len(self.helpful_pairs)} pairs; harder "
                f"problem rated more complex in {self.complexity_correct}/{len(self.complexity_pairs)} pairs"
                + (f"; {self.failed} judgments failed" if self.failed else "") + "."]
+        if self.turn_pairs:
+            out.append("Helpfulness in conversations: helpful version scored higher for " + "; ".join(
+                f"{sum(t.right for t in group)}/{len(group)} {label}"
+                for label, group in self._turn_groups()) + ".")
         if self.solved:
             ys, yn, ns, nn = class_counts(self.solved)
             out.append(f"Solved-check ({self.solved_method}): right on {ys}/{yn} solved and {ns}/{nn} "
@@ -186,6 +226,9 @@ class SanityReport:
         for i, (easy, hard) in enumerate(self.complexity_pairs):
             out.append(f"  complexity pair {i + 1}: easy {_fmt(easy)} vs hard {_fmt(hard)}"
                        + ("" if easy is not None and hard is not None and hard > easy else "  <-- wrong order"))
+        for t in self.turn_pairs:
+            out.append(f"  {t.group} turn pair {t.id}: helpful {t.helpful} vs useless {t.useless}"
+                       + ("" if t.right else "  <-- wrong order"))
         for label, cases in (("solved-check", self.solved), ("user outcome", self.outcome),
                              ("user reply", self.replies)):
             for c in cases:
@@ -193,6 +236,10 @@ class SanityReport:
                 out.append(f"  {label} {c.id}: expected {'yes' if c.expected else 'no'}, got {got}"
                            f"{'  (' + c.detail + ')' if c.detail else ''}" + ("" if c.right else "  <-- wrong"))
         return out
+
+    def _turn_groups(self) -> list[tuple[str, list[TurnPair]]]:
+        groups = [(label, [t for t in self.turn_pairs if t.group == key]) for key, label in TURN_GROUPS]
+        return [(label, group) for label, group in groups if group]
 
     def _reply_line(self) -> str:
         ys, yn, ns, nn = class_counts(self.replies)
@@ -218,11 +265,12 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                      helpful_pairs: int | None = None, complexity_pairs: int | None = None,
                      concurrency: int = 4, solved: int | None = 0, outcome: int | None = 0,
                      judges: SelfScoreJudges | None = None, user=None,
-                     replies: bool = True,
+                     replies: bool = True, turns: int | None = 0,
                      on_progress: Callable[[int, int], None] | None = None) -> SanityReport:
     """Judge the first ``helpful_pairs`` / ``complexity_pairs`` pairs (all by default), and
     ``solved`` solved-check conversations and ``outcome`` simulated-user scenarios (balanced
-    between yes and no; None = all, 0 = none).
+    between yes and no; None = all, 0 = none), and the first ``turns`` turn-helpfulness pairs
+    (None = all, 0 = none).
 
     Args:
         judges: the turn judges whose solved-check is tested (default: on ``judge``).
@@ -239,6 +287,16 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
         async with semaphore:
             j = await judges.agent_helpfulness(
                 Problem("sanity", question, None, None), [Message("user", question), Message("agent", reply)])
+        return j.value if j.ok else None
+
+    async def turn_score(case: dict, text: str) -> int | None:
+        history = [Message(m["role"], m["content"]) for m in case["conversation"]] + [Message(case["role"], text)]
+        problem = Problem(f"sanity:{case['id']}", history[0].content, None, None)
+        async with semaphore:
+            if case["role"] == "agent":
+                j = await judges.agent_helpfulness(problem, history)
+            else:
+                j = await judges.user_helpfulness(problem, history, first_turn=case["first"])
         return j.value if j.ok else None
 
     async def complexity(summary: str) -> float | None:
@@ -271,7 +329,8 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
     cp = COMPLEXITY_PAIRS[:complexity_pairs] if complexity_pairs is not None else COMPLEXITY_PAIRS
     sc = balanced(solved_cases(), solved, "solved") if solved != 0 else []
     oc = balanced(outcome_cases(), outcome, "fixed") if outcome != 0 and user is not None else []
-    total, done = 2 * len(hp) + 2 * len(cp) + len(sc) + len(oc), 0
+    tc = turn_helpfulness_cases()[:turns] if turns != 0 else []
+    total, done = 2 * len(hp) + 2 * len(cp) + len(sc) + len(oc) + 2 * len(tc), 0
 
     async def counted(job):
         nonlocal done
@@ -286,10 +345,13 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
     scores = await asyncio.gather(*(counted(helpfulness(q, r)) for q, good, bad in hp for r in (good, bad)),
                                   *(counted(complexity(s)) for pair in cp for s in pair))
     h, c = scores[: 2 * len(hp)], scores[2 * len(hp):]
+    t = await asyncio.gather(*(counted(turn_score(x, x[v])) for x in tc for v in ("helpful", "useless")))
+    turn_pairs = [TurnPair(x["id"], turn_case_group(x), good, bad) for x, good, bad in zip(tc, t[0::2], t[1::2])]
     solved_verdicts = list(await asyncio.gather(*(counted(solved_case(x)) for x in sc)))
     outcomes = list(await asyncio.gather(*(counted(outcome_case(x)) for x in oc)))
     return SanityReport(list(zip(h[0::2], h[1::2])), list(zip(c[0::2], c[1::2])), judge.client.model_name,
                         solved=solved_verdicts, outcome=[d for d, _ in outcomes],
                         replies=[r for _, r in outcomes if r is not None] if replies else [],
                         solved_method=judges.solved_method,
-                        user_model=user.client.model_name if user is not None else "")
+                        user_model=user.client.model_name if user is not None else "",
+                        turn_pairs=turn_pairs)

@@ -13,7 +13,8 @@ import pytest
 
 from harness.languages import is_english
 from harness.manipulation import screen
-from harness.sanity import COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, outcome_cases, solved_cases
+from harness.sanity import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, outcome_cases, solved_cases,
+                            turn_helpfulness_cases)
 
 
 def sanity_texts() -> list[tuple[str, str]]:
@@ -31,6 +32,9 @@ def sanity_texts() -> list[tuple[str, str]]:
         for key in ("problem", "solution", "question", "agent"):
             texts.append((f"outcome {case['id']} {key}", case[key]))
         texts += [(f"outcome {case['id']} fact {j}", f) for j, f in enumerate(case.get("facts", []))]
+    for case in turn_helpfulness_cases():
+        texts += [(f"turn {case['id']} {key}", case[key]) for key in ("helpful", "useless")]
+        texts += [(f"turn {case['id']} {m['role']} {j}", m["content"]) for j, m in enumerate(case["conversation"])]
     return texts
 
 

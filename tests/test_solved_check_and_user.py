@@ -121,6 +121,56 @@ def test_sanity_sets_are_balanced_and_alternate():
     assert [c["solved"] for c in balanced(s, 4, "solved")] == [True, False, True, False]
 
 
+def test_turn_helpfulness_pairs_cover_each_rubric_and_follow_the_turn_order():
+    from harness.sanity import turn_case_group, turn_helpfulness_cases
+    cases = turn_helpfulness_cases()
+    groups = [turn_case_group(c) for c in cases]
+    assert groups.count("agent") >= 6 and groups.count("user") >= 6 and groups.count("first") >= 3
+    assert len({c["id"] for c in cases}) == len(cases)
+    for c in cases:
+        assert c["helpful"].strip() and c["useless"].strip() and c["helpful"] != c["useless"], c["id"]
+        assert c["first"] == (not c["conversation"]), c["id"]
+        roles = [m["role"] for m in c["conversation"]] + [c["role"]]
+        assert roles[0] == "user" and all(a != b for a, b in zip(roles, roles[1:])), c["id"]
+    # the biases seen in b18/b19 are in the set: a word-for-word repeat of the agent's last message,
+    # and a bare "still there" report
+    repeats = [c for c in cases if c["role"] == "agent" and c["useless"] == c["conversation"][-2]["content"]]
+    assert len(repeats) >= 3
+    assert any("still there" in c["helpful"] for c in cases if c["role"] == "user")
+
+
+def test_turn_helpfulness_builder_writes_the_shipped_file():
+    import importlib.util
+    from harness.sanity import SANITY_DIR
+    spec = importlib.util.spec_from_file_location("build_turn_helpfulness", SANITY_DIR / "build_turn_helpfulness.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shipped = (SANITY_DIR / "turn_helpfulness.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in shipped] == module.build()
+
+
+async def test_a_judge_that_scores_every_message_alike_fails_every_turn_pair_and_a_discerning_one_passes():
+    from harness.sanity import run_sanity, turn_helpfulness_cases
+    n = len(turn_helpfulness_cases())
+    helpful = {c["helpful"] for c in turn_helpfulness_cases()}
+
+    def latest(messages) -> str:  # the judged text between the <latest> tags of the prompt
+        text = messages[-1].content
+        return text.split("<latest>\n", 1)[1].split("\n</latest>", 1)[0]
+
+    for responder, expected in ((lambda m, k: json.dumps({"reason": "fine", "score": 7}), 0),
+                                (lambda m, k: json.dumps({"reason": "r", "score": 8 if latest(m) in helpful else 2}), n)):
+        judge_client, model = client(responder)
+        report = await run_sanity(StructuredJudge(judge_client, 0), StructuredJudge(judge_client, 0),
+                                  helpful_pairs=0, complexity_pairs=0, turns=None)
+        assert len(report.turn_pairs) == n and sum(t.right for t in report.turn_pairs) == expected
+        line = next(x for x in report.lines() if x.startswith("Helpfulness in conversations"))
+        assert "agent replies later in a conversation" in line and "first questions" in line
+    # the first questions are judged with the first-turn rubric, the later user replies with the other
+    sent = [m[-1].content for m in model.prompts]
+    assert sum("is the initial question" in t for t in sent) == 2 * sum(c["first"] for c in turn_helpfulness_cases())
+
+
 # -- rule checks of a simulated user message -------------------------------------------------------
 SCENARIO = Problem("i", "My laptop shows no wireless networks.", None,
                    "The proprietary Broadcom wireless driver is not installed.",
