@@ -161,12 +161,13 @@ class Runtime:
     def turn_judges(self, manipulation_defence: bool | None = None,
                     other_languages: str | None = None) -> SelfScoreJudges:
         """The per-turn judges on the judge role, with the configured solved-check method,
-        manipulation defence and handling of other languages (the arguments override
+        manipulation defence, helpfulness bounds and handling of other languages (the arguments override
         ``scoring.manipulation_defence`` and ``scoring.other_languages``)."""
         scoring = self.config.scoring
         defence = scoring.manipulation_defence if manipulation_defence is None else manipulation_defence
         return SelfScoreJudges(self.structured_judge("judge"), self.config.run.solved_check, defence,
-                               other_languages or scoring.other_languages)
+                               other_languages or scoring.other_languages,
+                               helpfulness_bounds=scoring.helpfulness_bounds)
 
     def selfscore_graph(self, user: User, agent: Agent, sink, checkpointer=None):
         cfg = self.config

@@ -100,6 +100,10 @@ class ScoringConfig(_Strict):
         "translate", description="a judged message that is not English: 'translate' (the judge role "
         "translates it into English first; judges and the solved-check's rules read the translation), "
         "'tell' (the task says the language earns and costs nothing), 'as-is' (judged as written)")
+    helpfulness_bounds: bool = Field(
+        True, description="pin a helpfulness score to the rubric's band where a rule sees what the "
+        "message plainly is: a repeat, 'ok', a report that the step failed, a first question with no "
+        "detail (harness.helpfulness_bounds); the judge's own score is stored beside it")
 
     @field_validator("weights")
     @classmethod

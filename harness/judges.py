@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem
 from harness import prompts
+from harness.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
 from harness.llm import RoleClient, ask_yes_no
 from harness.judge_input import JudgeInput, JudgeView, neutralised_history  # noqa: F401 (re-exported)
 from harness.transcript import LABELS, _clip, render_conversation
@@ -240,34 +241,49 @@ class SelfScoreJudges:
     ``manipulation_defence`` (default on; config ``scoring.manipulation_defence``) removes
     manipulation spans, ``other_languages`` (config ``scoring.other_languages``) judges a
     message in another language on what it says; each judgment records what was done.
+    ``helpfulness_bounds`` (default on; config ``scoring.helpfulness_bounds``) pins a helpfulness
+    score to the rubric's band where :mod:`harness.helpfulness_bounds` sees what the message
+    plainly is; the judgment keeps the judge's own score and the rule.
     """
 
     def __init__(self, judge: StructuredJudge, solved_method: str = "confirmation",
-                 manipulation_defence: bool = True, other_languages: str = "as-is"):
+                 manipulation_defence: bool = True, other_languages: str = "as-is",
+                 helpfulness_bounds: bool = True):
         if solved_method not in SOLVED_METHODS:
             raise ValueError(f"unknown solved-check method {solved_method!r}; one of {SOLVED_METHODS}")
         self.judge = judge
         self.solved_method = solved_method
         self.manipulation_defence = manipulation_defence
+        self.helpfulness_bounds = helpfulness_bounds
         self.judge_input = JudgeInput(manipulation_defence, other_languages, judge.client, escape_judged_text)
         self.confirmation = ConfirmationSolvedCheck(judge.client, judge_input=self.judge_input)
 
-    async def _judged(self, kind: str, history: Sequence[Message], task: str, verdict, value_of) -> Judgment:
+    async def _judged(self, kind: str, history: Sequence[Message], task: str, verdict, value_of,
+                      bounds_of=None) -> Judgment:
         try:
             view = await self.judge_input.view(history)
         except Exception as exc:
             return _failed_view(kind, self.judge.client.model_name, exc)
-        return view.record(await self.judge.judge(kind, judge_messages(view.messages, view.task(task)),
-                                                  verdict, value_of))
+        judgment = await self.judge.judge(kind, judge_messages(view.messages, view.task(task)), verdict, value_of)
+        if bounds_of is not None and self.helpfulness_bounds and judgment.ok and self.judge_input.rules_can_read(view):
+            # the rules read the conversation as the judge did (neutralised, or its English translation)
+            bounds = bounds_of(view.latest, view.messages)
+            if bounds.rules:
+                judgment.parsed = {**(judgment.parsed or {}), "bounds": bounds.record(judgment.value),
+                                   "score": bounds.apply(judgment.value)}
+                judgment.value = bounds.apply(judgment.value)
+        return view.record(judgment)
 
     async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
                                first_turn: bool) -> Judgment:
         task = prompts.USER_HELPFULNESS_FIRST if first_turn else prompts.USER_HELPFULNESS_LATER
-        return await self._judged("user_helpfulness", history, task, HelpfulnessVerdict, lambda v: v.score)
+        bounds_of = (lambda text, _h: first_question_bounds(text)) if first_turn else user_reply_bounds
+        return await self._judged("user_helpfulness", history, task, HelpfulnessVerdict, lambda v: v.score,
+                                  bounds_of)
 
     async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         return await self._judged("agent_helpfulness", history, prompts.AGENT_HELPFULNESS,
-                                  HelpfulnessVerdict, lambda v: v.score)
+                                  HelpfulnessVerdict, lambda v: v.score, agent_reply_bounds)
 
     async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         if self.solved_method == "confirmation":

@@ -21,7 +21,11 @@ from __future__ import annotations
 # p9: as p8, and the simulated user's not-fixed note says not to repeat an earlier message (in
 # batches of p8, 19 of 46 first drafts failed the repeats_earlier check: the 1.5B re-sent its
 # question or an earlier paragraph); the IRC troubleshooting tasks' solution is the labelled fix
-PROMPT_VERSION = "selfscore-p9"
+# p10: p9's texts; the helpfulness scores are pinned to the rubric's bands by the rules of
+# harness.helpfulness_bounds (version hb1; config scoring.helpfulness_bounds, each judgment stores
+# the judge's own score and the rule): on the turn-helpfulness sanity set the 1.5B under p9 put the
+# helpful version first for 6/6 agent replies, 3/6 user replies and 1/3 first questions
+PROMPT_VERSION = "selfscore-p10"
 
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
 # The paper's prompts verbatim made Qwen2.5-Coder-1.5B answer the question instead of

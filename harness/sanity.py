@@ -164,16 +164,24 @@ def class_counts(cases: list[Verdict]) -> tuple[int, int, int, int]:
 
 @dataclass
 class TurnPair:
-    """One turn-helpfulness case: the scores of its helpful and its useless version."""
+    """One turn-helpfulness case: the scores of its helpful and its useless version, and the
+    judge's own scores before the rubric bounds (``harness.helpfulness_bounds``)."""
 
     id: str
     group: str
     helpful: int | None
     useless: int | None
+    judge_helpful: int | None = None
+    judge_useless: int | None = None
 
     @property
     def right(self) -> bool:
         return self.helpful is not None and self.useless is not None and self.helpful > self.useless
+
+    @property
+    def judge_right(self) -> bool:
+        return (self.judge_helpful is not None and self.judge_useless is not None
+                and self.judge_helpful > self.judge_useless)
 
 
 @dataclass
@@ -209,9 +217,11 @@ class SanityReport:
                f"problem rated more complex in {self.complexity_correct}/{len(self.complexity_pairs)} pairs"
                + (f"; {self.failed} judgments failed" if self.failed else "") + "."]
         if self.turn_pairs:
+            groups = self._turn_groups()
             out.append("Helpfulness in conversations: helpful version scored higher for " + "; ".join(
-                f"{sum(t.right for t in group)}/{len(group)} {label}"
-                for label, group in self._turn_groups()) + ".")
+                f"{sum(t.right for t in group)}/{len(group)} {label}" for label, group in groups)
+                + " (the judge's own scores, before the rubric bounds: " + ", ".join(
+                f"{sum(t.judge_right for t in group)}/{len(group)}" for _, group in groups) + ").")
         if self.solved:
             ys, yn, ns, nn = class_counts(self.solved)
             out.append(f"Solved-check ({self.solved_method}): right on {ys}/{yn} solved and {ns}/{nn} "
@@ -227,7 +237,9 @@ class SanityReport:
             out.append(f"  complexity pair {i + 1}: easy {_fmt(easy)} vs hard {_fmt(hard)}"
                        + ("" if easy is not None and hard is not None and hard > easy else "  <-- wrong order"))
         for t in self.turn_pairs:
-            out.append(f"  {t.group} turn pair {t.id}: helpful {t.helpful} vs useless {t.useless}"
+            own = "" if (t.judge_helpful, t.judge_useless) == (t.helpful, t.useless) else \
+                f" (judge {t.judge_helpful} vs {t.judge_useless})"
+            out.append(f"  {t.group} turn pair {t.id}: helpful {t.helpful} vs useless {t.useless}{own}"
                        + ("" if t.right else "  <-- wrong order"))
         for label, cases in (("solved-check", self.solved), ("user outcome", self.outcome),
                              ("user reply", self.replies)):
@@ -289,7 +301,7 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                 Problem("sanity", question, None, None), [Message("user", question), Message("agent", reply)])
         return j.value if j.ok else None
 
-    async def turn_score(case: dict, text: str) -> int | None:
+    async def turn_score(case: dict, text: str) -> tuple[int | None, int | None]:
         history = [Message(m["role"], m["content"]) for m in case["conversation"]] + [Message(case["role"], text)]
         problem = Problem(f"sanity:{case['id']}", history[0].content, None, None)
         async with semaphore:
@@ -297,7 +309,9 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                 j = await judges.agent_helpfulness(problem, history)
             else:
                 j = await judges.user_helpfulness(problem, history, first_turn=case["first"])
-        return j.value if j.ok else None
+        if not j.ok:
+            return None, None
+        return j.value, ((j.parsed or {}).get("bounds") or {}).get("judge_score", j.value)
 
     async def complexity(summary: str) -> float | None:
         async with semaphore:
@@ -346,7 +360,8 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                                   *(counted(complexity(s)) for pair in cp for s in pair))
     h, c = scores[: 2 * len(hp)], scores[2 * len(hp):]
     t = await asyncio.gather(*(counted(turn_score(x, x[v])) for x in tc for v in ("helpful", "useless")))
-    turn_pairs = [TurnPair(x["id"], turn_case_group(x), good, bad) for x, good, bad in zip(tc, t[0::2], t[1::2])]
+    turn_pairs = [TurnPair(x["id"], turn_case_group(x), good[0], bad[0], good[1], bad[1])
+                  for x, good, bad in zip(tc, t[0::2], t[1::2])]
     solved_verdicts = list(await asyncio.gather(*(counted(solved_case(x)) for x in sc)))
     outcomes = list(await asyncio.gather(*(counted(outcome_case(x)) for x in oc)))
     return SanityReport(list(zip(h[0::2], h[1::2])), list(zip(c[0::2], c[1::2])), judge.client.model_name,

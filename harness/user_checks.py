@@ -17,22 +17,13 @@ from typing import Sequence
 from graphs.protocols import LLMCall, Message, Problem
 
 # --- acting as the agent: instructions, explanations, assistant phrases ------------------------
-_AGENT_PATTERNS = [
-    r"^\s*(sure|certainly|of course|absolutely)\b[,!.]",
-    r"\bhere(?:'s| is) (?:how|what you)\b",
-    r"\byou (?:can|should|need to|could|may want to|might want to|must) (?!tell|help|see)\w+",
-    r"\b(?:to (?:fix|solve|resolve) (?:this|that|the|your))\b",
+# the help desk's own phrases (apologies, offers of help): a user never writes these
+_ASSISTANT_PATTERNS = [
     r"\bi hope (?:this|that) helps\b",
     r"\blet me know if\b",
-    r"^\s*(?:\d+[.)]|[-*])\s+\S.*\n\s*(?:\d+[.)]|[-*])\s+\S",  # a list of steps
-    r"```",
     r"\b(?:as an ai|i am an ai|i'm an ai|language model)\b",
     r"\bhow can i (?:help|assist) you\b",
-    # instructions to the reader, seen in batches: "Once you have done this, try running your SSH
-    # command again."
-    r"\bonce you(?:'ve| have) (?:done|completed|finished|tried)\b",
     r"\bfeel free to (?:ask|reach out|contact)\b", r"\b(?:i'm |i am )?glad (?:i|to) (?:could |can )?help\b",
-    r"\btry \w+ing your\b",
     # "I'm sorry to hear that you're having trouble playing music in Amarok." (a batch, p8)
     r"\b(?:i'm|i am) sorry to hear\b",
     # "Sorry for the inconvenience, but I am not sure what you are asking. Please provide more
@@ -41,7 +32,23 @@ _AGENT_PATTERNS = [
     r"\b(?:i will|i'll) do my best to help\b",
     r"\b(?:details|context|information) (?:about|on) your (?:problem|issue)\b",
 ]
+# instructions and explanations, which a real user also writes now and then ("you can create
+# shared folders" describing what a dialog offers)
+_AGENT_PATTERNS = [
+    r"^\s*(sure|certainly|of course|absolutely)\b[,!.]",
+    r"\bhere(?:'s| is) (?:how|what you)\b",
+    r"\byou (?:can|should|need to|could|may want to|might want to|must) (?!tell|help|see)\w+",
+    r"\b(?:to (?:fix|solve|resolve) (?:this|that|the|your))\b",
+    r"^\s*(?:\d+[.)]|[-*])\s+\S.*\n\s*(?:\d+[.)]|[-*])\s+\S",  # a list of steps
+    r"```",
+    # instructions to the reader, seen in batches: "Once you have done this, try running your SSH
+    # command again."
+    r"\bonce you(?:'ve| have) (?:done|completed|finished|tried)\b",
+    r"\btry \w+ing your\b",
+    *_ASSISTANT_PATTERNS,
+]
 _AGENT_RE = [re.compile(p, re.I | re.M | re.S) for p in _AGENT_PATTERNS]
+_ASSISTANT_RE = [re.compile(p, re.I | re.M | re.S) for p in _ASSISTANT_PATTERNS]
 
 # --- claims of success, and their negations ----------------------------------------------------
 _SUCCESS_RE = re.compile(
@@ -70,6 +77,12 @@ def agent_cues(message: str) -> list[str]:
     """Phrases of a message that read like the help desk's, not the user's: a list of steps,
     code, instructions, assistant phrases (the ``acts_as_agent`` patterns)."""
     return [m.group(0)[:60] for rx in _AGENT_RE for m in [rx.search(message or "")] if m]
+
+
+def assistant_phrases(message: str) -> list[str]:
+    """The help desk's own phrases in a message ("I'm sorry to hear", "let me know if", "I will
+    do my best to help"): the part of :func:`agent_cues` that a real user never writes."""
+    return [m.group(0)[:60] for rx in _ASSISTANT_RE for m in [rx.search(message or "")] if m]
 
 
 # --- the simulator's own instructions, copied into its message ---------------------------------

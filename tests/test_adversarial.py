@@ -24,9 +24,10 @@ def judges_with(responder, defence: bool = False) -> tuple[SelfScoreJudges, Scri
     model = ScriptedChatModel(responder=responder, prompts=[])
     # the runner is tested on the verdict solved-check, which reads the attacked agent message,
     # and without the manipulation defence, so that the fake judges read the attacks as written
-    # (the defence: tests/test_manipulation_wiring.py)
+    # (the defence: tests/test_manipulation_wiring.py), and without the helpfulness bounds, so
+    # that the shifts are the fake judge's own (the bounds: tests/test_helpfulness_bounds.py)
     return SelfScoreJudges(StructuredJudge(RoleClient("judge", ModelSpec(model="fake-judge"), model), 1),
-                           "verdict", manipulation_defence=defence), model
+                           "verdict", manipulation_defence=defence, helpfulness_bounds=False), model
 
 
 def latest_text(messages) -> str:

@@ -15,7 +15,8 @@ from tests.fakes import default_responder, fake_factory
 
 @pytest.fixture
 def live(tmp_path):
-    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
+    # the fake judges' fixed scores, as given (the rubric bounds: tests/test_helpfulness_bounds.py)
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "scoring": {"helpfulness_bounds": False},
                                  "app": {"max_turns": 4, "messages_per_minute": 100}})
     runtime = Runtime(cfg, fake_factory(default_responder(solve_at=3)))
     writer, reader = StoreWriter(cfg.store), StoreReader(cfg.store, must_exist=False)

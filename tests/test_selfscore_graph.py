@@ -10,9 +10,14 @@ from store import StoreReader
 from tests.fakes import default_responder, fake_factory
 
 
-def make_config(tmp_path, **run):
-    return load_config(overrides={"store": str(tmp_path / "s.sqlite"),
+def make_config(tmp_path, scoring: dict | None = None, **run):
+    return load_config(overrides={"store": str(tmp_path / "s.sqlite"), "scoring": scoring or {},
                                   "run": {"limit": 3, "max_turns": 4, **run}})
+
+
+# the fake judges' fixed scores, as given: the rubric bounds would move a "still drops" report's 3
+# to 5 (harness.helpfulness_bounds; tested in tests/test_helpfulness_bounds.py)
+NO_BOUNDS = {"helpfulness_bounds": False}
 
 
 def run(tmp_path, tasks_file, responder=None, **run_opts):
@@ -55,14 +60,14 @@ def test_scripted_user_ends_the_conversation(tmp_path, tasks_file):
 
 def test_first_turn_rule_uses_the_initial_question_rubric(tmp_path, tasks_file):
     cfg, run_id, _, reader, _ = run(tmp_path, tasks_file, default_responder(
-        solve_at=None, user_first=9, user_later=3), max_turns=3)
+        solve_at=None, user_first=9, user_later=3), max_turns=3, scoring=NO_BOUNDS)
     for i in reader.interactions(run_id):
         assert [t["user_helpfulness"] for t in reader.turns(i["id"])] == [9, 3, 3]
 
 
 def test_turn_figures_and_final_score_follow_the_paper(tmp_path, tasks_file):
     cfg, run_id, _, reader, _ = run(tmp_path, tasks_file, default_responder(
-        solve_at=2, user_first=6, user_later=4, agent_score=8, complexity=(6, 4, 5)))
+        solve_at=2, user_first=6, user_later=4, agent_score=8, complexity=(6, 4, 5)), scoring=NO_BOUNDS)
     i = reader.interactions(run_id)[0]
     turns = reader.turns(i["id"])
     assert [t["quality"] for t in turns] == [8 / 6, 8 / 4]

@@ -151,24 +151,31 @@ def test_turn_helpfulness_builder_writes_the_shipped_file():
 
 async def test_a_judge_that_scores_every_message_alike_fails_every_turn_pair_and_a_discerning_one_passes():
     from harness.sanity import run_sanity, turn_helpfulness_cases
-    n = len(turn_helpfulness_cases())
-    helpful = {c["helpful"] for c in turn_helpfulness_cases()}
+    cases = turn_helpfulness_cases()
+    helpful = {c["helpful"] for c in cases}
 
     def latest(messages) -> str:  # the judged text between the <latest> tags of the prompt
         text = messages[-1].content
         return text.split("<latest>\n", 1)[1].split("\n</latest>", 1)[0]
 
-    for responder, expected in ((lambda m, k: json.dumps({"reason": "fine", "score": 7}), 0),
-                                (lambda m, k: json.dumps({"reason": "r", "score": 8 if latest(m) in helpful else 2}), n)):
+    constant = lambda m, k: json.dumps({"reason": "fine", "score": 7})
+    discerning = lambda m, k: json.dumps({"reason": "r", "score": 8 if latest(m) in helpful else 2})
+    for responder, bounds, expected in ((constant, False, 0), (discerning, False, len(cases)),
+                                        # the rubric bounds alone separate most pairs; the judge's
+                                        # own scores are reported beside them
+                                        (constant, True, 13)):
         judge_client, model = client(responder)
+        judges = SelfScoreJudges(StructuredJudge(judge_client, 0), helpfulness_bounds=bounds)
         report = await run_sanity(StructuredJudge(judge_client, 0), StructuredJudge(judge_client, 0),
-                                  helpful_pairs=0, complexity_pairs=0, turns=None)
-        assert len(report.turn_pairs) == n and sum(t.right for t in report.turn_pairs) == expected
+                                  helpful_pairs=0, complexity_pairs=0, turns=None, judges=judges)
+        assert len(report.turn_pairs) == len(cases) and sum(t.right for t in report.turn_pairs) == expected
+        assert sum(t.judge_right for t in report.turn_pairs) == (len(cases) if responder is discerning else 0)
         line = next(x for x in report.lines() if x.startswith("Helpfulness in conversations"))
         assert "agent replies later in a conversation" in line and "first questions" in line
-    # the first questions are judged with the first-turn rubric, the later user replies with the other
-    sent = [m[-1].content for m in model.prompts]
-    assert sum("is the initial question" in t for t in sent) == 2 * sum(c["first"] for c in turn_helpfulness_cases())
+        assert "the judge's own scores, before the rubric bounds: " in line
+        # the first questions are judged with the first-turn rubric, the later user replies with the other
+        sent = [m[-1].content for m in model.prompts]
+        assert sum("is the initial question" in t for t in sent) == 2 * sum(c["first"] for c in cases)
 
 
 # -- rule checks of a simulated user message -------------------------------------------------------

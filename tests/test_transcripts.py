@@ -53,7 +53,8 @@ def runtime_for(tmp_path):
 
     def make(responder=None):
         factory = fake_factory(responder or default_responder())
-        cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite")})
+        # the fake judges' fixed scores, as given (the rubric bounds: tests/test_helpfulness_bounds.py)
+        cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "scoring": {"helpfulness_bounds": False}})
         made.append(Runtime(cfg, chat_models=factory))
         return made[-1], factory.models
     yield make
