@@ -21,8 +21,9 @@ def counts(pattern: str, text: str) -> tuple[int, ...]:
 
 def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     """Every judgment's sanity set on the embedded model, half yes and half no, through the
-    installed script: helpfulness and complexity pairs, the solved-check's 26 conversations and
-    the simulated user's 22 outcome scenarios."""
+    installed script: helpfulness and complexity pairs, the helpfulness pairs inside
+    conversations, the solved-check's 26 conversations and the simulated user's 22 outcome
+    scenarios."""
     proc = subprocess.run([DESKBENCH, "sanity", "--store", str(tmp_path / "s.sqlite"), "--quiet"],
                           capture_output=True, text=True, timeout=2400)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -54,6 +55,13 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     # its reply reports success exactly when the case is a fix (the checks regenerate a reply
     # that contradicts the decision), so it is bounded by the decision's accuracy
     assert said_fix + said_persists >= 15, out  # measured 20 of 22 (p8), 19 of 22 (p9)
+    agent_turns, agent_n, user_turns, user_n, first_right, first_n = counts(
+        r"Helpfulness in conversations: helpful version scored higher for (\d+)/(\d+) agent replies later "
+        r"in a conversation; (\d+)/(\d+) user replies; (\d+)/(\d+) first questions", out)
+    assert (agent_n, user_n, first_n) == (6, 6, 3)
+    # a judge that gives every message one score fails every pair; with the rubric bounds (p10) the
+    # 1.5B was right on all 15 (docs/selfscore.md), under p9 without them on 6, 3 and 1
+    assert agent_turns >= 5 and user_turns >= 5 and first_right >= 2, out
 
 
 def test_demo_as_the_readme_runs_it(tmp_path):
