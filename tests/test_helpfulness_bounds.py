@@ -115,7 +115,7 @@ async def test_a_bounded_score_keeps_the_judges_own_score_and_the_rule():
     assert j.ok and j.value == 5 and j.parsed["score"] == 5
     assert j.parsed["bounds"]["judge_score"] == 1 and j.parsed["bounds"]["floor"] == 5
     assert j.parsed["bounds"]["rules_version"] == "hb1" and "still" in j.parsed["bounds"]["rules"][0]
-    # inside the band the judge's score stands, and nothing is recorded
+    # inside the band the judge's score stands (the rule is still recorded); where no rule applies, nothing is
     j = await judges(7).user_helpfulness(PROBLEM, history, first_turn=False)
     assert j.value == 7 and j.parsed["bounds"]["judge_score"] == 7
     j = await judges(7).user_helpfulness(PROBLEM, [Message("user", "How do I find a file?")], first_turn=True)
