@@ -269,9 +269,9 @@ class SelfScoreJudges:
             # the rules read the conversation as the judge did (neutralised, or its English translation)
             bounds = bounds_of(view.latest, view.messages)
             if bounds.rules:
-                judgment.parsed = {**(judgment.parsed or {}), "bounds": bounds.record(judgment.value),
-                                   "score": bounds.apply(judgment.value)}
-                judgment.value = bounds.apply(judgment.value)
+                score = bounds.apply(judgment.value)
+                judgment.parsed = {**(judgment.parsed or {}), "bounds": bounds.record(judgment.value), "score": score}
+                judgment.value = score
         return view.record(judgment)
 
     async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
