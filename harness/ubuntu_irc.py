@@ -9,7 +9,9 @@ The shipped file ``harness/data/ubuntu_irc/ubuntu_irc_test_threads.jsonl`` holds
 The asker is the first message's speaker: the asker's messages are user messages, everyone
 else's are agent (helper) messages. Turns are built with
 :func:`harness.stackexchange.pair_turns` (same-side messages merged, a trailing user message
-dropped).
+dropped). Before that, the asker's reposts of the question are dropped (:func:`without_reposts`):
+on IRC an unanswered question is pasted again, often whole, sometimes with a sentence added,
+and the simulated user would otherwise open with the same question two or three times.
 
 A task also carries ``facts``: the asker's later messages (the text of ``followups``), one per
 IRC message, cleaned for the simulated user (:func:`asker_facts`): an addressing prefix naming
@@ -123,6 +125,38 @@ def strip_addressing(text: str, nicks: Iterable[str]) -> str:
             return text
 
 
+REPOST_MIN_WORDS = 4
+
+
+def _repost_key(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(" .?!")
+
+
+def without_reposts(messages: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The messages without the asker's reposts of the question.
+
+    Only the asker's opening messages (before anyone else speaks) are looked at: one that
+    repeats an earlier one, or that a later one repeats with more added (the later one starts
+    with it, and it has at least :data:`REPOST_MIN_WORDS` words: "hi" before "hi, my wifi ..."
+    is a greeting, not a question), is dropped; the fullest copy stays, where the later one
+    stood. Case, spacing and closing punctuation are ignored. A rephrased question is not a
+    repost and stays.
+
+    Args:
+        messages: ``(speaker, text)`` in thread order; the first speaker is the asker.
+
+    Returns:
+        The same messages, reposts left out.
+    """
+    asker = messages[0][0]
+    opening = next((i for i, (speaker, _) in enumerate(messages) if speaker != asker), len(messages))
+    keys = [_repost_key(text) for _, text in messages[:opening]]
+    dropped = {i for i, key in enumerate(keys)
+               if key in keys[:i] or (len(key.split()) >= REPOST_MIN_WORDS and any(
+                   later != key and later.startswith(key) for later in keys[i + 1:]))}
+    return [m for i, m in enumerate(messages) if i not in dropped]
+
+
 def is_chatter(text: str, nicks: Iterable[str] = ()) -> bool:
     """Whether a message says nothing about the asker's situation ("ok", "thanks", "brb", "lol").
 
@@ -191,7 +225,7 @@ def thread_to_task(thread: dict[str, Any], nicks: Iterable[str] = ()) -> dict[st
     Raises:
         ValueError: the thread lacks ``thread_id``, ``source_file`` or well-formed messages.
     """
-    messages = _messages(thread)
+    messages = without_reposts(_messages(thread))
     asker = messages[0][0]
     turns = pair_turns(("user" if speaker == asker else "agent", text) for speaker, text in messages)
     if turns is None:

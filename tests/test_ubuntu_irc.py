@@ -8,7 +8,7 @@ from harness.data.ubuntu_irc import build_tasks  # the committed builder script
 from harness.datasets import load_dataset
 from harness.stackexchange import write_tasks
 from harness.ubuntu_irc import (DEFAULT_PATH, asker_facts, import_ubuntu_irc, is_chatter, strip_addressing,
-                                thread_to_task)
+                                thread_to_task, without_reposts)
 
 
 def expected_turns(thread: dict) -> tuple[int, int] | None:
@@ -200,3 +200,30 @@ def test_a_message_naming_the_found_cause_is_not_a_fact():
                          "it still fails, the problem was the same before the install"], ["bob"])
     assert facts == ["I get roaming not allowed", "it still fails, the problem was the same before the install"]
     assert reports_resolution("15.10 Fixed it for me") and not reports_resolution("it was fine yesterday")
+
+
+def test_the_askers_reposts_of_the_question_are_dropped():
+    a, h = "asker", "helper"
+    full = "Tried dpkg-reconfigure xserver-xorg without success. Yet startx works. What may it be?"
+    msgs = [(a, "Tried dpkg-reconfigure xserver-xorg without success"), (a, full),
+            (a, "After an update I lost gnome. What should I do?"), (a, full.upper() + "  "),
+            (h, "reinstall gnome"), (a, full)]
+    # the prefix and the exact repeat go; the rephrase stays; after a helper spoke nothing is looked at
+    assert without_reposts(msgs) == [msgs[1], msgs[2], msgs[4], msgs[5]]
+    short = [(a, "hi all"), (a, "hi all, my wifi is gone after the upgrade"), (h, "which card?")]
+    assert without_reposts(short) == short  # a greeting before the question is not a repost
+
+
+def test_no_shipped_question_opens_with_a_repost():
+    def paragraphs(question):
+        return [" ".join(p.lower().split()).rstrip(" .?!") for p in question.split("\n\n")]
+    tasks = {t["id"]: t for t in import_ubuntu_irc().tasks}
+    for task in tasks.values():
+        ps = paragraphs(task["question"])
+        assert len(set(ps)) == len(ps), task["id"]
+    # the thread the demo opened with three copies of its question (2026-12-03)
+    assert tasks["ubuntu-irc-2008-07-14_18#1118"]["question"] == (
+        "hi.. I installed Hardy yesterday. Today I did software update and GUI stopped working. All I get now "
+        "is text based login. Tried dpkg-reconfigure xserver-xorg withou success. Yet, if I type startx I get "
+        "graphical interface. Whats may be the problem?\n\n"
+        "After an update I lost gnome in my  hardy machine. All I get is text based login. What should I do?")

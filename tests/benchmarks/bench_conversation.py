@@ -19,7 +19,12 @@ embedded llama.cpp server, with every judge on.
 Per turn it prints: seconds (wall time / turns), calls, prompt tokens the server evaluated,
 prompt tokens it reused from its cache, generated tokens, and "new tokens" (the generated
 tokens: what a perfect prefix cache would still have to read), and each figure's naive/deskbench
-ratio. It exits 0: the figures are informative (targets: docs/selfscore.md, issue 14).
+ratio. Then, for deskbench, the same per role and purpose, and how busy the server's slots were
+(its ``/slots`` endpoint sampled every 0.2 s: the share of the wall time with at least one slot
+busy, and the mean number busy). It exits 0: the figures are informative (targets:
+docs/selfscore.md, issue 14).
+
+    .venv/bin/python -m tests.benchmarks.bench_conversation --tasks 8 --turns 2 --skip-naive
 """
 from __future__ import annotations
 
@@ -44,6 +49,37 @@ from harness.datasets import Dataset, load_dataset
 from store import StoreReader
 
 
+class SlotSampler:
+    """Samples the llama.cpp server's ``/slots`` endpoint while a loop runs."""
+
+    def __init__(self, root_url: str, every_s: float = 0.2):
+        self.url = root_url.rstrip("/") + "/slots"
+        self.every_s = every_s
+        self.busy: list[int] = []
+        self.slots = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        async with httpx.AsyncClient() as http:
+            while not stop.is_set():
+                try:
+                    slots = (await http.get(self.url, timeout=5)).json()
+                    self.slots = len(slots)
+                    self.busy.append(sum(1 for s in slots if s.get("is_processing")))
+                except (httpx.HTTPError, ValueError):
+                    pass  # a sample lost to a busy server is left out, not counted idle
+                try:
+                    await asyncio.wait_for(stop.wait(), self.every_s)
+                except asyncio.TimeoutError:
+                    pass
+
+    def figures(self) -> dict[str, float]:
+        n = max(len(self.busy), 1)
+        return {"samples": len(self.busy), "slots": self.slots,
+                "any slot busy %": 100 * sum(1 for b in self.busy if b) / n,
+                "mean slots busy": sum(self.busy) / n,
+                "slot occupancy %": 100 * sum(self.busy) / (n * max(self.slots, 1))}
+
+
 def _figures(calls: list[dict], turns: int, wall_s: float) -> dict[str, float]:
     evaluated = sum(c["input_tokens"] - c["cached_tokens"] for c in calls)
     generated = sum(c["output_tokens"] for c in calls)
@@ -54,17 +90,34 @@ def _figures(calls: list[dict], turns: int, wall_s: float) -> dict[str, float]:
 
 
 # -- deskbench --------------------------------------------------------------------------------
-async def deskbench_loop(runtime: Runtime, dataset: Dataset) -> dict[str, float]:
+async def deskbench_loop(runtime: Runtime, dataset: Dataset, sampler: SlotSampler | None = None
+                         ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """deskbench's figures, and the same per ``role/purpose``."""
+    stop = asyncio.Event()
+    sampling = asyncio.create_task(sampler.run(stop)) if sampler else None
     started = time.perf_counter()
     run_id, progress = await arun_selfscore(runtime, dataset)
     wall = time.perf_counter() - started
+    stop.set()
+    if sampling:
+        await sampling
     reader = StoreReader(runtime.config.store)
     calls, turns = [], 0
     for i in reader.interactions(run_id):
         calls += [{"input_tokens": c["input_tokens"] or 0, "cached_tokens": c["cached_tokens"] or 0,
-                   "output_tokens": c["output_tokens"] or 0} for c in reader.llm_calls(i["id"])]
+                   "output_tokens": c["output_tokens"] or 0, "seconds": (c["latency_ms"] or 0) / 1000,
+                   "kind": f"{c['role']}/{c['purpose']}", "turn": c["turn_index"]}
+                  for c in reader.llm_calls(i["id"])]
         turns += len(reader.turns(i["id"]))
-    return _figures(calls, turns, wall)
+    by_kind: dict[str, dict[str, float]] = {}
+    for kind in sorted({c["kind"] for c in calls}):
+        mine = [c for c in calls if c["kind"] == kind]
+        by_kind[kind] = {**_figures(mine, turns, wall), "call s/turn": sum(c["seconds"] for c in mine) / turns}
+    for index in sorted({c["turn"] for c in calls}, key=lambda t: -1 if t is None else t):
+        mine = [c for c in calls if c["turn"] == index]
+        by_kind[f"turn {'-' if index is None else index} (all roles)"] = {
+            **_figures(mine, len(dataset.tasks), wall), "call s/turn": sum(c["seconds"] for c in mine) / len(dataset.tasks)}
+    return _figures(calls, turns, wall), by_kind
 
 
 # -- the naive loop ---------------------------------------------------------------------------
@@ -149,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent-reply-sentences", type=int, default=None,
                         help="run.agent_reply_sentences for both loops (default: the config's; 0: the paper's prompt)")
     parser.add_argument("--base-url", help="an already running server for every role (default: embedded)")
+    parser.add_argument("--skip-naive", action="store_true", help="only deskbench's loop (e.g. a batch of 8)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         roles = {r: {"base_url": args.base_url} for r in ("agent", "user", "judge", "complexity", "extractor")} \
@@ -161,16 +215,32 @@ def main(argv: list[str] | None = None) -> int:
         full = load_dataset(cfg.run.dataset)
         dataset = Dataset(full.name, full.path, full.sha256, full.tasks[: args.tasks])
         with Runtime(cfg) as runtime:
-            ours = asyncio.run(deskbench_loop(runtime, dataset))
-            naive = asyncio.run(naive_loop(runtime, dataset, args.turns))
+            spec = cfg.role("agent")
+            url = spec.base_url or runtime.engine.base_url(spec.model)
+            sampler = SlotSampler(url.removesuffix("/").removesuffix("/v1"))
+            ours, by_kind = asyncio.run(deskbench_loop(runtime, dataset, sampler))
+            naive = None if args.skip_naive else asyncio.run(naive_loop(runtime, dataset, args.turns))
     print(f"\nOne SelfScore turn on {cfg.role('agent').model}, {args.tasks} tasks x {args.turns} turns, "
-          f"{cfg.engine.threads} threads, {args.tasks} conversations at once, agent reply bound "
-          f"{cfg.run.agent_reply_sentences or 'none'} sentences\n")
-    print(f"| figure | deskbench | naive | naive/deskbench |\n|---|---|---|---|")
-    for key in ours:
-        ratio = naive[key] / ours[key] if ours[key] else float("nan")
-        print(f"| {key} | {ours[key]:.1f} | {naive[key]:.1f} | {ratio:.2f} |")
-    print(json.dumps({"deskbench": ours, "naive": naive}))
+          f"{cfg.engine.threads} threads, {min(args.tasks, cfg.run.concurrency)} conversations at once, "
+          f"{cfg.engine.parallel} slots, agent reply bound {cfg.run.agent_reply_sentences or 'none'} sentences\n")
+    if naive:
+        print("| figure | deskbench | naive | naive/deskbench |\n|---|---|---|---|")
+        for key in ours:
+            ratio = naive[key] / ours[key] if ours[key] else float("nan")
+            print(f"| {key} | {ours[key]:.1f} | {naive[key]:.1f} | {ratio:.2f} |")
+    else:
+        print("| figure | deskbench |\n|---|---|")
+        for key in ours:
+            print(f"| {key} | {ours[key]:.1f} |")
+    columns = ("calls/turn", "evaluated/turn", "cached/turn", "generated/turn", "call s/turn")
+    print(f"\nPer role/purpose (per turn; call s: the calls' own seconds, overlapping), then per turn index "
+          f"(per conversation; turn -: before turn 1)\n\n"
+          f"| role/purpose | {' | '.join(columns)} |\n|---|{'---|' * len(columns)}")
+    for kind, fig in by_kind.items():
+        print(f"| {kind} | {' | '.join(f'{fig[c]:.1f}' for c in columns)} |")
+    slots = sampler.figures()
+    print("\nServer slots during deskbench's loop: " + ", ".join(f"{k} {v:.1f}" for k, v in slots.items()))
+    print(json.dumps({"deskbench": ours, "naive": naive, "by_kind": by_kind, "slots": slots}))
     return 0
 
 
