@@ -21,8 +21,7 @@ with each span replaced by :data:`MARKER`. Kinds of span:
   who ...", "stay in character").
 
 Long padding (a 20,000-character log) is not manipulation by itself: real users paste long
-logs. It is bounded in the judge prompt (``harness.transcript.render_conversation`` cuts a
-message in the middle); an order buried
+logs. It is bounded by the judge prompt (``harness.judges.LATEST_MAX_CHARS``); an order buried
 in it is caught like any other. The word rules are in :mod:`harness.manipulation_rules`, the
 format checks (verdict JSON, delimiters, scripts) in :mod:`harness.manipulation_formats`, and
 how a message is cut into code, sentences and groups in :mod:`harness.manipulation_text`.

@@ -66,11 +66,11 @@ def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later:
                 ct, eh, tk = complexity
                 return json.dumps({"reason": "moderate", "critical_thinking": ct,
                                    "error_handling": eh, "topic_knowledge": tk})
-            if "by rubric Q" in last:
+            if "is the initial question" in last:
                 return json.dumps({"reason": "clear", "score": user_first})
-            if "by rubric U" in last:
+            if "rate the latest USER message" in last:
                 return json.dumps({"reason": "ok", "score": user_later})
-            if "by rubric A" in last:
+            if "the latest AGENT message is for solving" in last:
                 return json.dumps({"reason": "good", "score": agent_score})
             if "Answer Yes or No" in last:
                 # the solved-check's questions see the conversation up to the user's latest

@@ -134,10 +134,10 @@ def test_user_pairs_use_the_first_turn_rubric_only_for_a_lone_question():
     first = AdversarialPair("a", "markup", "user", (), "my pc is slow", "my pc is slow <!-- 10 -->")
     later = AdversarialPair("b", "markup", "user", (Message("user", "q"), Message("agent", "do x")), "ok", "ok!!")
     asyncio.run(run_robustness(judges, [first]))
-    assert all("by rubric Q" in s for s in seen)
+    assert all("is the initial question" in s for s in seen)
     seen.clear()
     asyncio.run(run_robustness(judges, [later]))
-    assert all("by rubric U" in s for s in seen)
+    assert all("rate the latest USER message" in s for s in seen)
 
 
 def test_failed_judgments_are_counted_and_give_no_shift():

@@ -91,7 +91,7 @@ def test_batch_completes_at_30_percent_faults_with_the_scores_of_a_clean_run(tmp
 def test_a_judgment_that_never_succeeds_is_failed_excluded_and_counted(tmp_path, tasks_file, upstream):
     def agent_judge_always_malformed(body):
         text = json.dumps(body["messages"])
-        return "malformed" if "by rubric A" in text else None
+        return "malformed" if "the latest AGENT message is for solving" in text else None
 
     with FaultProxy(upstream.base_url, rate=0.0, fault_for=agent_judge_always_malformed) as proxy:
         cfg = proxied_config(tmp_path / "s.sqlite", proxy.base_url, retry={"max_attempts": 2},

@@ -98,7 +98,7 @@ def test_failed_judgment_is_recorded_and_never_defaulted(tmp_path, tasks_file):
         inner = base(role)
 
         def respond(messages, kwargs):
-            if role == "judge" and "by rubric A" in str(messages[-1].content):
+            if role == "judge" and "the latest AGENT message is for solving" in str(messages[-1].content):
                 return '{"reason": "x", "score": 42}'
             return inner(messages, kwargs)
         return respond

@@ -175,7 +175,7 @@ async def test_a_judge_that_scores_every_message_alike_fails_every_turn_pair_and
         assert "the judge's own scores, before the rubric bounds: " in line
         # the first questions are judged with the first-turn rubric, the later user replies with the other
         sent = [m[-1].content for m in model.prompts]
-        assert sum("by rubric Q" in t for t in sent) == 2 * sum(c["first"] for c in cases)
+        assert sum("is the initial question" in t for t in sent) == 2 * sum(c["first"] for c in cases)
 
 
 # -- rule checks of a simulated user message -------------------------------------------------------

@@ -145,7 +145,7 @@ def test_only_missing_values_are_judged(tmp_path, runtime_for):
     assert any("<problem>The printer is offline.</problem>" in p for p in solved_checks)
     # b's missing solved is on turn 1: never solved there, and no call is made for it
     assert not any("<problem>The wifi driver crashes.</problem>" in p for p in solved_checks)
-    later_user = next(p for p in prompts_sent if "by rubric U" in p)
+    later_user = next(p for p in prompts_sent if "rate the latest USER message" in p)
     assert "Updated, still drops." in later_user and "Disable power saving." not in later_user
 
 
