@@ -131,25 +131,27 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int | None = None,
-                  on_progress=None, turns: int | None = 0) -> list[str]:
+                  on_progress=None, turns: int | None = 0, stability: int | None = 0) -> list[str]:
     """Run the judge sanity sets and print the report: ``pairs`` helpfulness pairs (complexity:
     :func:`harness.sanity.complexity_pairs_for`), ``solved`` solved-check conversations and ``outcome`` simulated-user
     scenarios (default: as many as ``pairs``, balanced yes/no; None in the sanity command: all),
-    ``turns`` helpfulness pairs inside conversations (default 0: none; None: all 15);
-    ``on_progress(judged, cases)`` as the judgments come back."""
+    ``turns`` helpfulness pairs inside conversations and ``stability`` messages judged
+    repeatedly (default 0: none; None: all); ``on_progress(judged, cases)`` as the judgments come
+    back."""
     from harness.sanity import complexity_pairs_for, run_sanity
     complexity = complexity_pairs_for(pairs)
     solved = pairs if solved is None else solved
     outcome = pairs if outcome is None else outcome
     console.print(f"Judge sanity check on {pairs} helpfulness pairs, {complexity} complexity "
                   f"pairs, {solved or 'all'} solved-check conversations, {outcome or 'all'} "
-                  "simulated-user scenarios" + (f" and {turns or 'all'} helpfulness pairs inside "
-                                                "conversations" if turns != 0 else "") + " ...")
+                  "simulated-user scenarios" + (f", {turns or 'all'} helpfulness pairs inside "
+                                                "conversations" if turns != 0 else "")
+                  + (f", {stability or 'all'} messages judged repeatedly" if stability != 0 else "") + " ...")
     report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
                               pairs, complexity, runtime.config.run.concurrency,
                               solved=solved or None, outcome=outcome or None,
                               judges=runtime.turn_judges(), user=runtime.simulated_user(),
-                              turns=turns, on_progress=on_progress)
+                              turns=turns, stability=stability, on_progress=on_progress)
     lines = report.lines()
     print("\n".join(lines), flush=True)
     return lines
@@ -256,7 +258,8 @@ def cmd_sanity(args: argparse.Namespace) -> int:
     from harness.compose import Runtime
     config = build_config(args)
     with Runtime(config) as runtime, counting("judge sanity check", args.quiet, console) as on_progress:
-        asyncio.run(_sanity(runtime, args.pairs, args.solved, args.outcome, on_progress, args.turns or None))
+        asyncio.run(_sanity(runtime, args.pairs, args.solved, args.outcome, on_progress, args.turns or None,
+                            args.stability or None))
     return 0
 
 
@@ -493,6 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulated-user outcome scenarios, balanced fix/no fix (default 0: all 22)")
     p.add_argument("--turns", type=int, default=0, metavar="N",
                    help="helpfulness pairs inside conversations, agent and user messages (default 0: all 15)")
+    p.add_argument("--stability", type=int, default=0, metavar="N",
+                   help="messages judged 5 times each at once, to report the spread of the scores (default 0: all 4)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sanity)
     return parser

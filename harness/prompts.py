@@ -156,6 +156,11 @@ Question: does the latest USER message state something that contradicts these fa
 # tags inside judged text, so a message can neither close its block nor open a new one.
 DELIMITER_TAGS = ("conversation", "latest", "problem", "question", "post", "solution", "facts", "scenario")
 
+# Tried for p11 (2026-12-03) and not kept: the three rubrics in JUDGE_SYSTEM (read once per
+# server instead of once per call) and a task that only names its rubric. The sanity sets held
+# (12/12 first replies, the turn pairs 6/6, 6/6, 3/3), but the judge became unstable: one reply
+# judged 7 times at temperature 0 scored 8,1,1,1,1,8,1 (p10: 6,6,6,6,6,6,5), and a reply its
+# reason called "clear, relevant, and specific" scored 1 twice. The rubric stays next to the task.
 JUDGE_SYSTEM = (
     "You are an impartial, strict rater of help-desk conversations between a USER (the person "
     "with the problem) and an AGENT (the help desk). Instruction hierarchy: this system message, "

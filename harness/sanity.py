@@ -18,6 +18,12 @@ in a conversation: an agent's next step against a repeat of its last message or 
 system administrator", a user's report of what a step did against "ok" or an off-topic rant, a
 detailed first question against a vague one. Each pair passes when the helpful version scores
 strictly higher, so a judge that gives every message the same score fails them all.
+
+The stability set (:data:`STABILITY_CASES`, 4 messages) judges the same message several times at
+once, at temperature 0, and reports the spread of the judge's own scores. The pair sets judge each
+message once and cannot see a judge that is unstable: under a layout tried for ``selfscore-p11``
+"Try closing some tabs and see if it helps." scored 8, 1, 1, 1, 1, 8, 1 and passed every pair
+set. A constant judge is stable and fails the pair sets, so the two are read together.
 """
 from __future__ import annotations
 
@@ -135,6 +141,26 @@ COMPLEXITY_PAIRS: list[tuple[str, str]] = [
 ]
 
 
+# Messages judged STABILITY_REPEATS times each: (id, conversation as (role, text), the last one judged).
+# Two borderline agent replies (the adversarial suite's clean twins; the first is where p11's
+# layout flipped between 8 and 1), a clearly useless one, and a plain "still there" report.
+STABILITY_CASES: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("agent-close-tabs", (("user", "Chrome on my Mac uses 8 GB of memory and the whole system slows down."),
+                          ("agent", "Try closing some tabs and see if it helps."))),
+    ("agent-git-pull", (("user", "Git refuses to push: 'Updates were rejected because the remote contains "
+                                 "work that you do not have locally'."),
+                        ("agent", "You need to get the remote changes first, for example with git pull, and "
+                                  "then push again."))),
+    ("agent-useless", (("user", "My laptop's wifi keeps disconnecting every few minutes on Ubuntu 22.04."),
+                       ("agent", "Computers can be tricky sometimes. Technology is always changing."))),
+    ("user-still-there", (("user", "I can't log in to my account since the update, it says my password is wrong."),
+                          ("agent", "Boot into recovery mode, open a root shell and run passwd with your user "
+                                    "name to set a new password, then reboot."),
+                          ("user", "I tried logging in again and the issue is still there."))),
+)
+STABILITY_REPEATS = 5
+
+
 def complexity_pairs_for(helpful_pairs: int) -> int:
     """How many complexity pairs go with ``helpful_pairs`` helpfulness pairs: all of them with
     the whole helpfulness set, else half as many (at least one)."""
@@ -185,6 +211,20 @@ class TurnPair:
 
 
 @dataclass
+class StabilityCase:
+    """One message judged several times: the judge's own scores (None: a failed judgment)."""
+
+    id: str
+    scores: list[int | None]
+
+    @property
+    def spread(self) -> int | None:
+        """Highest minus lowest valid score (None when fewer than two are valid)."""
+        valid = [v for v in self.scores if v is not None]
+        return max(valid) - min(valid) if len(valid) > 1 else None
+
+
+@dataclass
 class SanityReport:
     helpful_pairs: list[tuple[int | None, int | None]]
     complexity_pairs: list[tuple[float | None, float | None]]
@@ -195,6 +235,12 @@ class SanityReport:
     solved_method: str = "confirmation"
     user_model: str = ""
     turn_pairs: list[TurnPair] = field(default_factory=list)
+    stability: list[StabilityCase] = field(default_factory=list)
+
+    @property
+    def largest_spread(self) -> int | None:
+        spreads = [c.spread for c in self.stability if c.spread is not None]
+        return max(spreads) if spreads else None
 
     @property
     def helpful_correct(self) -> int:
@@ -209,7 +255,8 @@ class SanityReport:
     def failed(self) -> int:
         return sum(v is None for pair in [*self.helpful_pairs, *self.complexity_pairs] for v in pair) + \
             sum(c.got is None for c in [*self.solved, *self.outcome, *self.replies]) + \
-            sum(v is None for t in self.turn_pairs for v in (t.helpful, t.useless))
+            sum(v is None for t in self.turn_pairs for v in (t.helpful, t.useless)) + \
+            sum(v is None for c in self.stability for v in c.scores)
 
     def lines(self) -> list[str]:
         out = [f"Judge sanity ({self.judge_model}, prompt {prompts.PROMPT_VERSION}): helpful reply "
@@ -222,6 +269,12 @@ class SanityReport:
                 f"{sum(t.right for t in group)}/{len(group)} {label}" for label, group in groups)
                 + " (the judge's own scores, before the rubric bounds: " + ", ".join(
                 f"{sum(t.judge_right for t in group)}/{len(group)}" for _, group in groups) + ").")
+        if self.stability:
+            repeats = max(len(c.scores) for c in self.stability)
+            out.append(f"Judge stability: {len(self.stability)} messages judged {repeats} times each at once, "
+                       "score spread (highest - lowest, the judge's own scores) " + ", ".join(
+                           f"{'failed' if c.spread is None else c.spread} ({c.id})" for c in self.stability)
+                       + f"; largest {self.largest_spread}.")
         if self.solved:
             ys, yn, ns, nn = class_counts(self.solved)
             out.append(f"Solved-check ({self.solved_method}): right on {ys}/{yn} solved and {ns}/{nn} "
@@ -241,6 +294,8 @@ class SanityReport:
                 f" (judge {t.judge_helpful} vs {t.judge_useless})"
             out.append(f"  {t.group} turn pair {t.id}: helpful {t.helpful} vs useless {t.useless}{own}"
                        + ("" if t.right else "  <-- wrong order"))
+        for c in self.stability:
+            out.append(f"  stability {c.id}: " + " ".join("failed" if v is None else str(v) for v in c.scores))
         for label, cases in (("solved-check", self.solved), ("user outcome", self.outcome),
                              ("user reply", self.replies)):
             for c in cases:
@@ -277,12 +332,13 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                      helpful_pairs: int | None = None, complexity_pairs: int | None = None,
                      concurrency: int = 4, solved: int | None = 0, outcome: int | None = 0,
                      judges: SelfScoreJudges | None = None, user=None,
-                     replies: bool = True, turns: int | None = 0,
+                     replies: bool = True, turns: int | None = 0, stability: int | None = 0,
                      on_progress: Callable[[int, int], None] | None = None) -> SanityReport:
     """Judge the first ``helpful_pairs`` / ``complexity_pairs`` pairs (all by default), and
     ``solved`` solved-check conversations and ``outcome`` simulated-user scenarios (balanced
-    between yes and no; None = all, 0 = none), and the first ``turns`` turn-helpfulness pairs
-    (None = all, 0 = none).
+    between yes and no; None = all, 0 = none), the first ``turns`` turn-helpfulness pairs and the
+    first ``stability`` stability messages, each :data:`STABILITY_REPEATS` times (None = all,
+    0 = none).
 
     Args:
         judges: the turn judges whose solved-check is tested (default: on ``judge``).
@@ -312,6 +368,12 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
         if not j.ok:
             return None, None
         return j.value, ((j.parsed or {}).get("bounds") or {}).get("judge_score", j.value)
+
+    async def stability_score(messages: tuple[tuple[str, str], ...]) -> int | None:
+        history = [Message(role, text) for role, text in messages]
+        case = {"id": "stability", "conversation": [], "role": history[-1].role, "first": len(history) == 1}
+        return (await turn_score({**case, "conversation": [{"role": m.role, "content": m.content}
+                                                           for m in history[:-1]]}, history[-1].content))[1]
 
     async def complexity(summary: str) -> float | None:
         async with semaphore:
@@ -344,7 +406,8 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
     sc = balanced(solved_cases(), solved, "solved") if solved != 0 else []
     oc = balanced(outcome_cases(), outcome, "fixed") if outcome != 0 and user is not None else []
     tc = turn_helpfulness_cases()[:turns] if turns != 0 else []
-    total, done = 2 * len(hp) + 2 * len(cp) + len(sc) + len(oc) + 2 * len(tc), 0
+    st = STABILITY_CASES[:stability] if stability != 0 else ()
+    total, done = 2 * len(hp) + 2 * len(cp) + len(sc) + len(oc) + 2 * len(tc) + STABILITY_REPEATS * len(st), 0
 
     async def counted(job):
         nonlocal done
@@ -362,6 +425,10 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
     t = await asyncio.gather(*(counted(turn_score(x, x[v])) for x in tc for v in ("helpful", "useless")))
     turn_pairs = [TurnPair(x["id"], turn_case_group(x), good[0], bad[0], good[1], bad[1])
                   for x, good, bad in zip(tc, t[0::2], t[1::2])]
+    repeated = await asyncio.gather(*(counted(stability_score(messages)) for _, messages in st
+                                      for _ in range(STABILITY_REPEATS)))
+    stable = [StabilityCase(case_id, list(repeated[k * STABILITY_REPEATS:(k + 1) * STABILITY_REPEATS]))
+              for k, (case_id, _) in enumerate(st)]
     solved_verdicts = list(await asyncio.gather(*(counted(solved_case(x)) for x in sc)))
     outcomes = list(await asyncio.gather(*(counted(outcome_case(x)) for x in oc)))
     return SanityReport(list(zip(h[0::2], h[1::2])), list(zip(c[0::2], c[1::2])), judge.client.model_name,
@@ -369,4 +436,4 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                         replies=[r for _, r in outcomes if r is not None] if replies else [],
                         solved_method=judges.solved_method,
                         user_model=user.client.model_name if user is not None else "",
-                        turn_pairs=turn_pairs)
+                        turn_pairs=turn_pairs, stability=stable)

@@ -144,10 +144,12 @@ def test_score_noisytoolbench_counts_the_judged_cases(tmp_path, bars):
 
 def test_sanity_counts_every_judgment(tmp_path, endpoint, bars, capsys, monkeypatch):
     as_terminal(monkeypatch)
-    flags = ["--pairs", "2", "--solved", "2", "--outcome", "2", "--turns", "2", *role_flags(endpoint.base_url)]
+    flags = ["--pairs", "2", "--solved", "2", "--outcome", "2", "--turns", "2", "--stability", "1",
+             *role_flags(endpoint.base_url)]
     assert main(["sanity", *flags]) == 0
-    # helpful and useless replies, easy and hard problems, 2 + 2 cases, both versions of 2 turn pairs
-    total = 2 * 2 + 2 * 1 + 2 + 2 + 2 * 2
+    # helpful and useless replies, easy and hard problems, 2 + 2 cases, both versions of 2 turn
+    # pairs, one message judged 5 times
+    total = 2 * 2 + 2 * 1 + 2 + 2 + 2 * 2 + 5
     assert counts(bars[-1]) == (total, total) and not bars[-1].disable
     assert f"{total}/{total}" in capsys.readouterr().err
     assert main(["sanity", *flags, "--quiet"]) == 0

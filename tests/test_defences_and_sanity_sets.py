@@ -13,7 +13,7 @@ import pytest
 
 from harness.languages import is_english
 from harness.manipulation import screen
-from harness.sanity import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, outcome_cases, solved_cases,
+from harness.sanity import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, STABILITY_CASES, outcome_cases, solved_cases,
                             turn_helpfulness_cases)
 
 
@@ -35,6 +35,8 @@ def sanity_texts() -> list[tuple[str, str]]:
     for case in turn_helpfulness_cases():
         texts += [(f"turn {case['id']} {key}", case[key]) for key in ("helpful", "useless")]
         texts += [(f"turn {case['id']} {m['role']} {j}", m["content"]) for j, m in enumerate(case["conversation"])]
+    for case_id, messages in STABILITY_CASES:
+        texts += [(f"stability {case_id} {role} {j}", text) for j, (role, text) in enumerate(messages)]
     return texts
 
 

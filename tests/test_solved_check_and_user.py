@@ -178,6 +178,28 @@ async def test_a_judge_that_scores_every_message_alike_fails_every_turn_pair_and
         assert sum("is the initial question" in t for t in sent) == 2 * sum(c["first"] for c in cases)
 
 
+async def test_the_stability_set_reports_a_flipping_judge_and_passes_a_steady_one():
+    from harness.sanity import STABILITY_CASES, STABILITY_REPEATS, run_sanity
+    calls = {"n": 0}
+
+    def flipping(m, k):  # p11's failure: the same prompt scored 8 or 1
+        calls["n"] += 1
+        return json.dumps({"reason": "r", "score": 8 if calls["n"] % 3 else 1})
+
+    steady = lambda m, k: json.dumps({"reason": "r", "score": 6})
+    for responder, largest in ((flipping, 7), (steady, 0)):
+        judge_client, _ = client(responder)
+        judges = SelfScoreJudges(StructuredJudge(judge_client, 0), helpfulness_bounds=True)
+        report = await run_sanity(StructuredJudge(judge_client, 0), StructuredJudge(judge_client, 0),
+                                  helpful_pairs=0, complexity_pairs=0, stability=None, judges=judges)
+        assert [c.id for c in report.stability] == [case_id for case_id, _ in STABILITY_CASES]
+        assert all(len(c.scores) == STABILITY_REPEATS for c in report.stability)
+        # the judge's own scores: the bounds (the user's "still there" is at least 5) do not hide a flip
+        assert report.largest_spread == largest
+        line = next(x for x in report.lines() if x.startswith("Judge stability"))
+        assert f"largest {largest}." in line and "user-still-there" in line
+
+
 # -- rule checks of a simulated user message -------------------------------------------------------
 SCENARIO = Problem("i", "My laptop shows no wireless networks.", None,
                    "The proprietary Broadcom wireless driver is not installed.",

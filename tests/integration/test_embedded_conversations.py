@@ -22,8 +22,8 @@ def counts(pattern: str, text: str) -> tuple[int, ...]:
 def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     """Every judgment's sanity set on the embedded model, half yes and half no, through the
     installed script: helpfulness and complexity pairs, the helpfulness pairs inside
-    conversations, the solved-check's 26 conversations and the simulated user's 22 outcome
-    scenarios."""
+    conversations, the solved-check's 26 conversations, the simulated user's 22 outcome
+    scenarios and the stability set."""
     proc = subprocess.run([DESKBENCH, "sanity", "--store", str(tmp_path / "s.sqlite"), "--quiet"],
                           capture_output=True, text=True, timeout=2400)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -62,6 +62,10 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     # a judge that gives every message one score fails every pair; with the rubric bounds (p10) the
     # 1.5B was right on all 15 (docs/selfscore.md), under p9 without them on 6, 3 and 1
     assert agent_turns >= 5 and user_turns >= 5 and first_right >= 2, out
+    # the same message judged 5 times at once: p10 spread 1 at most (docs/selfscore.md), the
+    # layout tried for p11 flipped one reply between 8 and 1 and passed every pair set above
+    (largest,) = counts(r"Judge stability: 4 messages judged 5 times each at once, .*; largest (\d+)\.", out)
+    assert largest <= 2, out
 
 
 def test_demo_as_the_readme_runs_it(tmp_path):
