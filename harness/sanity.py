@@ -370,10 +370,11 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
         return j.value, ((j.parsed or {}).get("bounds") or {}).get("judge_score", j.value)
 
     async def stability_score(messages: tuple[tuple[str, str], ...]) -> int | None:
-        history = [Message(role, text) for role, text in messages]
-        case = {"id": "stability", "conversation": [], "role": history[-1].role, "first": len(history) == 1}
-        return (await turn_score({**case, "conversation": [{"role": m.role, "content": m.content}
-                                                           for m in history[:-1]]}, history[-1].content))[1]
+        """The judge's own score (before the rubric bounds) of the conversation's last message."""
+        *earlier, (role, text) = messages
+        case = {"id": "stability", "role": role, "first": not earlier,
+                "conversation": [{"role": r, "content": t} for r, t in earlier]}
+        return (await turn_score(case, text))[1]
 
     async def complexity(summary: str) -> float | None:
         async with semaphore:
