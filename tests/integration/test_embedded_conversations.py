@@ -62,10 +62,11 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     # a judge that gives every message one score fails every pair; with the rubric bounds (p10) the
     # 1.5B was right on all 15 (docs/selfscore.md), under p9 without them on 6, 3 and 1
     assert agent_turns >= 5 and user_turns >= 5 and first_right >= 2, out
-    # the same message judged 5 times at once: p10 spread 1 at most (docs/selfscore.md), the
-    # layout tried for p11 flipped one reply between 8 and 1 and passed every pair set above
+    # the same message judged 5 times at once: p10's largest spread was 1 in one run and 2 in
+    # another (docs/selfscore.md), the layout tried for p11 flipped one reply between 8 and 1 (7)
+    # and passed every pair set above
     (largest,) = counts(r"Judge stability: 4 messages judged 5 times each at once, .*; largest (\d+)\.", out)
-    assert largest <= 2, out
+    assert largest <= 3, out
 
 
 def test_demo_as_the_readme_runs_it(tmp_path):
