@@ -234,6 +234,12 @@ def test_a_term_the_agent_said_first_is_not_a_leak():
     ("That did it, it works now.", True), ("The networks show up now, thanks!", True),
     ("I rebooted but it still doesn't work.", False), ("It works right now, but it dropped again.", True),
     ("It is not working again.", False), ("Same error as before.", False),
+    # "now I get / am getting X" (a demo's simulated user claimed success this way, unflagged)
+    ("I also tried reinstalling the entire system. Now I am getting graphical interface.", True),
+    ("okay... I updated and now I can see the package... thank you..", True),
+    ("Now I see the login screen again.", True),
+    ("Now I get a different error: permission denied.", False), ("now i'm getting the same error", False),
+    ("Now I am getting a black screen.", False), ("I rebooted and now I see nothing at all.", False),
 ])
 def test_claims_success(text, success):
     assert claims_success(text) is success
