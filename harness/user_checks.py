@@ -55,11 +55,10 @@ _SUCCESS_RE = re.compile(
     r"\b(?:works?|working|worked|fixed|solved|resolved|did it|did the trick|gone|"
     r"(?:is|are) back|shows? up|appears?|load(?:s|ing)?|prints?|connects?|connected|mounts?|mounted|"
     r"(?:was|am|were) able to|managed to)\b"
-    r"|\bnow,? (?:i (?:have|can)|it|the|my|they)\b|\b(?:can|could) now\b", re.I)
-# "now I get / see / am getting X": the problem's end unless X is an error or another bad state
-# ("Now I am getting graphical interface." is a success, "Now I get a different error." is not)
-_NOW_STATE_RE = re.compile(
-    r"\bnow,? i(?:'m| am)? (?:get(?:ting)?|see(?:ing)?)\b(?! (?:(?:a|an|the|this|that|another|same|new|"
+    r"|\bnow,? (?:i (?:have|can)|it|the|my|they)\b|\b(?:can|could) now\b"
+    # "now I get / see / am getting X": the problem's end unless X is an error or another bad state
+    # ("Now I am getting graphical interface." is a success, "Now I get a different error." is not)
+    r"|\bnow,? i(?:'m| am)? (?:get(?:ting)?|see(?:ing)?)\b(?! (?:(?:a|an|the|this|that|another|same|new|"
     r"different|other|weird|strange|some)\s+){0,3}(?:errors?|messages?|warnings?|problems?|issues?|"
     r"black|blank|nothing|no)\b)", re.I)
 # "the installation was successful": the problem's end when nothing in the message says it
@@ -161,7 +160,7 @@ def result_cues(message: str) -> list[str]:
     message = message or ""
     results = [m for m in _RESULT_RE.finditer(message)
                if m.group(0).lower() not in ("again", "back") or not _STEP_BEFORE.search(message[:m.start()])]
-    return [m.group(0) for m in (*_SUCCESS_RE.finditer(message), *_NOW_STATE_RE.finditer(message), *results)]
+    return [m.group(0) for m in (*_SUCCESS_RE.finditer(message), *results)]
 
 
 def persisting_cues(message: str) -> list[str]:
@@ -244,7 +243,7 @@ def claims_success(message: str) -> bool:
     message = _QUOTED_RE.sub("the error", message or "")
     if _SYMPTOM_GONE_RE.search(message):
         return True
-    matches = [*_SUCCESS_RE.finditer(message), *_NOW_STATE_RE.finditer(message)]
+    matches = [*_SUCCESS_RE.finditer(message)]
     if not _PERSIST_RE.search(message):
         matches += _SUCCEEDED_RE.finditer(message)
     for m in matches:
