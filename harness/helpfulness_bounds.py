@@ -108,7 +108,8 @@ def _words(text: str) -> list[str]:
 
 
 def _same(a: str, b: str) -> bool:
-    return _words(a) == _words(b) and bool(_words(a))
+    words = _words(a)
+    return bool(words) and words == _words(b)
 
 
 def user_reply_bounds(text: str, history: Sequence[Message]) -> Bounds:
@@ -150,11 +151,9 @@ def user_reply_bounds(text: str, history: Sequence[Message]) -> Bounds:
 def first_question_bounds(text: str) -> Bounds:
     """Bounds for the user's opening question: at most 4 (the rubric's "a problem is named, but
     without details") when it names no system or version, no error or output, nothing tried."""
-    details = [name for name, found in (("system", _SYSTEM_RE.search(text)),
-                                         ("error", _ERROR_RE.search(text) or _QUOTED_RE.search(text)),
-                                         ("tried", _TRIED_RE.search(text)),
-                                         ("technical", len(_TECHNICAL_RE.findall(text)) >= 1)) if found]
-    if details or _HOW_TO_RE.search(text):  # a how-to question needs no system or error
+    has_detail = (_SYSTEM_RE.search(text) or _ERROR_RE.search(text) or _QUOTED_RE.search(text)
+                  or _TRIED_RE.search(text) or _TECHNICAL_RE.search(text))
+    if has_detail or _HOW_TO_RE.search(text):  # a how-to question needs no system or error
         return Bounds()
     return Bounds(cap=4, rules=("no system, error, output or step tried",))
 
