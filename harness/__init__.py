@@ -1,0 +1,1 @@
+"""deskbench's domain, in sub-packages by capability."""
