@@ -14,7 +14,7 @@ import threading
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from harness.cli import add_config_args
+    from harness.cli.common import add_config_args
 
     parser = argparse.ArgumentParser(prog="app.py", description=__doc__.split("\n\n")[0])
     add_config_args(parser)
@@ -28,8 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness.app_services import AppServices
-    from harness.cli import build_config
+    from harness.live.services import AppServices
+    from harness.cli.common import build_config
     from harness.config import ConfigError
     from ui.app import launch
 

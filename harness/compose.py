@@ -5,6 +5,7 @@ agent, the judges, the cost model and the turn loop graph.
 """
 from __future__ import annotations
 
+import asyncio
 import re
 from functools import cached_property
 from pathlib import Path
@@ -14,14 +15,16 @@ from langchain_core.language_models import BaseChatModel
 
 from graphs.protocols import Agent, LLMCall, User
 from graphs.selfscore import build_selfscore_graph
-from harness import prompts
+from harness.selfscore import prompts
 from harness.config import NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
-from harness.cost import AgentTurnCost
-from harness.engine import EngineManager
-from harness.judges import SelfScoreJudges, StructuredJudge
-from harness.llm import RoleClient, chat_model_for
-from harness.participants import PlainAgent, ScriptedAgent, ScriptedUser, SimulatedUser
-from harness.scoring import turn_quality
+from harness.selfscore.cost import AgentTurnCost
+from harness.models.engine import EngineManager
+from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
+from harness.models.llm import RoleClient, chat_model_for
+from harness.selfscore.participants import PlainAgent, ScriptedAgent, ScriptedUser, SimulatedUser
+from harness.selfscore.batch import Progress, ProgressFn, arun_selfscore
+from harness.selfscore.scoring import turn_quality
+from harness.tasks.datasets import Dataset
 
 ChatModelFactory = Callable[[str, ModelSpec], BaseChatModel]
 
@@ -56,7 +59,7 @@ class Runtime:
         """
         if self._chat_models != self._default_chat_model:
             return  # the caller supplies the chat models (tests, other factories)
-        from harness.model_files import ensure_model
+        from harness.models.model_files import ensure_model
         names = [r for r in self.config.roles if r not in NTB_ONLY_ROLES] if roles is None else roles
         for model in {self.config.role(r).model for r in names if self.config.role(r).embedded}:
             ensure_model(model)
@@ -139,15 +142,15 @@ class Runtime:
         """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``."""
         system = prompts.agent_system(self.config.run.agent_reply_sentences)
         if kind == "rag":
-            from harness.rag import RagAgent
+            from harness.selfscore.rag import RagAgent
             return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k,
                             system_prompt=system)
         return PlainAgent(self.client("agent"), system)
 
     def knowledge_base(self):
         """The RAG knowledge base, built (incrementally) from ``rag.kb`` on first use."""
-        from harness.datasets import load_dataset
-        from harness.rag import KnowledgeBase
+        from harness.tasks.datasets import load_dataset
+        from harness.selfscore.rag import KnowledgeBase
         if not self.config.rag.kb:
             raise ConfigError("--agent rag needs a knowledge base: pass --kb TASKS (e.g. the "
                               ".kb.jsonl half written by `deskbench import ... --split SEED`).")
@@ -187,9 +190,11 @@ class Runtime:
         self.close()
 
 
-def run_name(config: Config, agent_label: str | None = None) -> str:
-    """The paper's ``<agent model>_<complexity model>_<judge model>`` (``human_...`` for a
-    human baseline)."""
-    agent = agent_label or ("human" if config.run.agent == "human" else config.role("agent").label()
-                            + ("+rag" if config.run.agent == "rag" else ""))
-    return "_".join([agent, config.role("complexity").label(), config.role("judge").label()])
+def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,
+                  on_progress: ProgressFn | None = None, chat_models=None) -> tuple[str, Progress]:
+    """Synchronous :func:`arun_selfscore` with its own runtime (stopped at the end).
+
+    ``chat_models`` replaces how role clients are built (tests pass fakes).
+    """
+    with Runtime(config, chat_models) as runtime:
+        return asyncio.run(arun_selfscore(runtime, dataset, resume, on_progress))

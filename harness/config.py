@@ -2,7 +2,7 @@
 
 Every LLM is reached through a *role* mapped to a :class:`ModelSpec`. A spec without
 ``base_url`` uses the embedded llama.cpp server with the spec's ``model`` (an embedded model
-key, see ``harness.model_files``).
+key, see ``harness.models.model_files``).
 """
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ class ScoringConfig(_Strict):
     manipulation_defence: bool = Field(
         True, description="the judges read each message with the spans that talk to the judge "
         "(orders to a rater, verdict JSON, fake prompt tags, role-play) removed "
-        "(harness.manipulation); stored messages stay as written")
+        "(harness.defence.manipulation); stored messages stay as written")
     other_languages: Literal["as-is", "tell", "translate"] = Field(
         "translate", description="a judged message that is not English: 'translate' (the judge role "
         "translates it into English first; judges and the solved-check's rules read the translation), "
@@ -103,7 +103,7 @@ class ScoringConfig(_Strict):
     helpfulness_bounds: bool = Field(
         True, description="pin a helpfulness score to the rubric's band where a rule sees what the "
         "message plainly is: a repeat, 'ok', a report that the step failed, a first question with no "
-        "detail (harness.helpfulness_bounds); the judge's own score is stored beside it")
+        "detail (harness.selfscore.helpfulness_bounds); the judge's own score is stored beside it")
 
     @field_validator("weights")
     @classmethod
@@ -382,7 +382,7 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None,
 
 def _check_embedded_models(config: Config, source: str) -> None:
     """An embedded role must name a known embedded model, checked before anything is stored."""
-    from harness.model_files import EMBEDDED_MODELS
+    from harness.models.model_files import EMBEDDED_MODELS
     for name, spec in config.roles.items():
         if spec.embedded and spec.model not in EMBEDDED_MODELS:
             raise ConfigError(

@@ -1,12 +1,12 @@
 """Kill a running SelfScore batch with SIGKILL at random points, resume it, again and again.
 
-The batch is the real ``deskbench run`` CLI (``harness.cli.main``) in its own process, talking
+The batch is the real ``deskbench run`` CLI (``harness.cli.main.main``) in its own process, talking
 HTTP to a fake OpenAI server that lives in this process (so the server's request count says
 how far the batch got). Two ways to start that process:
 
 - ``fork``: ``os.fork()`` of the current process (already imported), then ``main(argv)``; a
   start costs milliseconds, so a unit test can afford dozens of kills;
-- ``subprocess``: ``python -m harness.cli run ...``, exactly what a user runs (seconds per start).
+- ``subprocess``: ``python -m harness.cli.main run ...``, exactly what a user runs (seconds per start).
 
 Each attempt is killed once the server has seen a random number of its requests, plus a random
 few milliseconds, so kills land in model calls, between turns and during SQLite commits alike.
@@ -42,12 +42,12 @@ KILL_POINTS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "before_run_status": ("every interaction finished; the run's final status not yet stored",
                           (("store.writer", "StoreWriter.set_run_status"),)),
     "before_merge": ("ray run/ntb: every shard finished; no shard store merged into the driver's yet",
-                     (("harness.scale_ray", "copy_interactions"),)),
+                     (("harness.scale.ray_tasks", "copy_interactions"),)),
     "before_report": ("the run is completed; report.md not yet written",
-                      (("harness.report", "write_report"),)),
+                      (("harness.study.report", "write_report"),)),
     "before_exports": ("report.md written (SelfScore); no export written yet",
-                       (("harness.export", "export_run"), ("harness.ntb.report", "export_run"))),
-    "before_html": ("the exports written; report.html not yet", (("harness.html_report", "write_html_report"),)),
+                       (("harness.study.export", "export_run"), ("harness.ntb.report", "export_run"))),
+    "before_html": ("the exports written; report.html not yet", (("harness.study.html_report", "write_html_report"),)),
     "before_exit": ("everything written and printed; the process has not exited", ()),
 }
 
@@ -80,10 +80,10 @@ def _dying(original: Callable, final_status_only: bool) -> Callable:
 
 
 def run_main(argv: list[str], kill_at: str | None = None) -> int:
-    """``harness.cli.main(argv)`` with ``kill_at`` armed (see :func:`arm`)."""
+    """``harness.cli.main.main(argv)`` with ``kill_at`` armed (see :func:`arm`)."""
     if kill_at:
         arm(kill_at)
-    from harness.cli import main
+    from harness.cli.main import main
     rc = main(argv)
     if kill_at == "before_exit":
         _die()
@@ -160,7 +160,7 @@ class _Fork:
 class _Subprocess:
     def __init__(self, argv: list[str], kill_at: str | None = None):
         root = Path(__file__).resolve().parent.parent
-        entry = ["tests.crash_harness", "--kill-at", kill_at] if kill_at else ["harness.cli"]
+        entry = ["tests.crash_harness", "--kill-at", kill_at] if kill_at else ["harness.cli.main"]
         self.proc = subprocess.Popen([sys.executable, "-m", *entry, *argv], cwd=root,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -8,7 +8,7 @@ import concurrent.futures
 import pytest
 from gradio_client import Client
 
-from harness.app_services import AppServices
+from harness.live.services import AppServices
 from harness.config import load_config
 from tests.fakes import default_responder, fake_factory
 from ui.app import launch
@@ -122,7 +122,7 @@ def test_broken_or_empty_audio_is_refused_and_nothing_is_stored(served, tmp_path
 
 
 def test_new_sessions_per_address_are_rate_limited(served):
-    from harness.live import RateLimiter
+    from harness.live.sessions import RateLimiter
 
     services, url = served
     saved, services.starts = services.starts, RateLimiter(1)

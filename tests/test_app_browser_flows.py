@@ -3,7 +3,7 @@ session on one's own problem, then on a drawn task. The real-model flows (studie
 answering as the agent, organiser pages) are in tests/integration/test_live_app_browser.py."""
 import pytest
 
-from harness.app_services import AppServices
+from harness.live.services import AppServices
 from harness.config import load_config
 from tests.fakes import default_responder, fake_factory
 from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, field, wait_status
@@ -115,7 +115,7 @@ def test_the_rating_widgets_start_afresh_for_each_new_reply(page):
 
 
 def test_a_closed_study_says_so_and_refuses_a_new_code(page, tasks_file):
-    from harness.studies import StudySpec
+    from harness.live.studies import StudySpec
     page, services = page
     sid = services.studies.create(StudySpec(name="Closed study", dataset=str(tasks_file), task_limit=2))
     services.studies.close(sid)

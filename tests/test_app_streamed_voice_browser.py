@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.app_services import AppServices
+from harness.live.services import AppServices
 from harness.config import load_config
 from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, wait_status
 from tests.test_app_api import FIXTURES

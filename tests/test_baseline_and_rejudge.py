@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
@@ -126,7 +126,7 @@ def test_import_stackexchange_split_and_replay_as_human_baseline(tmp_path, endpo
 def test_rag_agent_retrieves_from_the_kb_half_and_logs_passages(tmp_path, endpoint):
     import gzip
     rows = [json.loads(l) for l in gzip.open(
-        __import__("harness.datasets", fromlist=["BUILTIN"]).BUILTIN["lfrqa_technology"], "rt")][:30]
+        __import__("harness.tasks.datasets", fromlist=["BUILTIN"]).BUILTIN["lfrqa_technology"], "rt")][:30]
     kb, test = tmp_path / "kb.jsonl", tmp_path / "test.jsonl"
     kb.write_text("\n".join(json.dumps(r) for r in rows[:20]) + "\n")
     test.write_text("\n".join(json.dumps({**r, "question": rows[i]["question"] + " (asked again)"})

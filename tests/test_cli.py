@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from harness.cli import main
-from harness.scoring import EXPORT_FIELDS
+from harness.cli.main import main
+from harness.selfscore.scoring import EXPORT_FIELDS
 from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
@@ -120,7 +120,8 @@ def test_config_file_and_environment(tmp_path, tasks_file, endpoint, monkeypatch
 
 
 def test_fast_mode_moves_only_agent_and_user_to_the_small_model():
-    from harness.cli import build_config, build_parser
+    from harness.cli.common import build_config
+    from harness.cli.main import build_parser
     args = build_parser().parse_args(["run", "--fast"])
     cfg = build_config(args)
     assert cfg.role("agent").model == cfg.role("user").model == "qwen2.5-coder-0.5b"
@@ -129,7 +130,7 @@ def test_fast_mode_moves_only_agent_and_user_to_the_small_model():
 
 
 def test_ctrl_c_outside_a_batch_exits_130_with_a_hint_not_a_traceback(monkeypatch, capsys, tmp_path):
-    import harness.cli as cli
+    import harness.cli.selfscore as cli
 
     def interrupted(args):
         raise KeyboardInterrupt  # e.g. while the command was still importing or starting up

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import harness.cli_progress as cli_progress
-from harness.cli import main
+import harness.cli.progress as cli_progress
+from harness.cli.main import main
 from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
@@ -21,15 +21,15 @@ SE_DUMP = Path(__file__).parent / "fixtures" / "stackexchange_conlang_meta"
 @pytest.fixture
 def bars(monkeypatch):
     """Every bar a command makes, in order (the real rich bars, recorded)."""
-    import harness.cli
-    import harness.cli_robustness
+    import harness.cli.robustness
+    import harness.cli.selfscore
     made = []
     original = cli_progress.progress_bar
 
     def recording(quiet, console=None, unit="items"):
         made.append(original(quiet, console, unit))
         return made[-1]
-    for module in (cli_progress, harness.cli, harness.cli_robustness):
+    for module in (cli_progress, harness.cli.robustness, harness.cli.selfscore):
         monkeypatch.setattr(module, "progress_bar", recording)
     return made
 
@@ -62,8 +62,8 @@ def test_bars_are_off_with_quiet_and_when_stdout_is_not_a_terminal(monkeypatch):
 
 def test_import_ubuntu_irc_counts_every_thread(tmp_path, bars, capsys, monkeypatch):
     as_terminal(monkeypatch)
-    from harness.jsonl import read_jsonl
-    from harness.ubuntu_irc import DEFAULT_PATH
+    from harness.tasks.jsonl import read_jsonl
+    from harness.tasks.ubuntu_irc import DEFAULT_PATH
     threads = len(read_jsonl(Path(DEFAULT_PATH))[0])
     assert main(["import", "ubuntu-irc", "--out", str(tmp_path / "irc.jsonl")]) == 0
     assert counts(bars[-1]) == (threads, threads) and not bars[-1].disable
@@ -82,7 +82,7 @@ def test_import_stackexchange_counts_the_bytes_of_its_three_passes(tmp_path, bar
 
 
 def test_import_stackexchange_reports_progress_while_reading(tmp_path):
-    from harness.stackexchange import import_dump
+    from harness.tasks.stackexchange import import_dump
     seen = []
     result = import_dump(SE_DUMP, min_answer_score=1, on_progress=lambda done, total: seen.append((done, total)))
     total = 2 * (SE_DUMP / "Posts.xml").stat().st_size + (SE_DUMP / "Comments.xml").stat().st_size
@@ -172,7 +172,7 @@ def test_robustness_counts_the_pairs_and_quiet_drops_the_pair_lines(tmp_path, en
 @pytest.fixture
 def tiny_model(tmp_path, monkeypatch):
     """An embedded model of three 1000-byte parts, installed as packages on sys.path."""
-    from harness import model_files
+    from harness.models import model_files
     blobs = [bytes([n]) * 1000 for n in range(3)]
     for n, blob in enumerate(blobs, 1):
         data = tmp_path / "site" / f"deskbench_test_part{n}" / "data"
@@ -190,7 +190,7 @@ def tiny_model(tmp_path, monkeypatch):
 def test_models_prepare_counts_the_assembled_bytes(tmp_path, tiny_model, bars, capsys, monkeypatch):
     as_terminal(monkeypatch)
     seen = []
-    from harness.model_files import ensure_model
+    from harness.models.model_files import ensure_model
     path = ensure_model("tiny", lambda done, total: seen.append((done, total)))
     assert seen == [(1000, 3000), (2000, 3000), (3000, 3000)] and path.stat().st_size == 3000
     path.unlink()

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from harness.config import ConfigError, load_config
-from harness.datasets import DatasetError, load_dataset
-from harness.transcript import render_conversation
+from harness.tasks.datasets import DatasetError, load_dataset
+from harness.selfscore.transcript import render_conversation
 from graphs.protocols import Message
 
 
@@ -87,7 +87,7 @@ def test_conversation_window_keeps_question_and_latest_turns():
 
 
 def test_atomic_write_never_leaves_a_half_written_file(tmp_path):
-    from harness.jsonl import atomic_write, write_jsonl
+    from harness.tasks.jsonl import atomic_write, write_jsonl
     target = tmp_path / "sub" / "out.jsonl"
     assert write_jsonl(target, [{"a": 1}, {"b": "é"}]) == 2
     assert target.read_text(encoding="utf-8") == '{"a": 1}\n{"b": "é"}\n'
@@ -111,7 +111,7 @@ def test_ubuntu_irc_builtin_sets_load_by_name():
 
 
 def test_agent_reply_bound_is_a_setting_and_zero_keeps_the_papers_prompt(tmp_path):
-    from harness import prompts
+    from harness.selfscore import prompts
     from harness.compose import Runtime
     from tests.fakes import default_responder, fake_factory
     bounded = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite")}),

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from harness.batch import run_selfscore
+from harness.compose import run_selfscore
 from harness.config import load_config
-from harness.datasets import load_dataset
+from harness.tasks.datasets import load_dataset
 from store import StoreReader
 from tests.crash_harness import ROLES, batch_argv, crash_and_resume, die_at, integrity, run_id_in
 from tests.fake_openai_server import FakeOpenAIServer
@@ -108,7 +108,7 @@ def test_a_resume_with_nothing_left_makes_no_model_call_and_exits_0(tmp_path, si
     """The kill landed before the run's status was stored: the resume plays nothing, marks the
     run completed, writes the report and exports and exits 0 (it used to fail on asyncio.wait
     of an empty set, leaving the run interrupted, on every resume)."""
-    from harness.cli import main
+    from harness.cli.main import main
     store = tmp_path / "s.sqlite"
     report = crash_and_resume(store, six_tasks, server, kills=0, limit=2, max_turns=2,
                               end_kills=["before_run_status"])
@@ -171,7 +171,7 @@ def ntb_results(reader, run_id):
 
 
 def test_ntb_run_killed_at_every_end_of_run_point_is_finished_by_resumes(tmp_path, ntb_server):
-    from harness.cli import main
+    from harness.cli.main import main
     store = tmp_path / "killed.sqlite"
     # fork mode: the embedding model is loaded only in the children (the clean run comes after)
     report = crash_and_resume(store, None, ntb_server, kills=0, end_kills=NTB_END_OF_RUN,
@@ -246,7 +246,7 @@ def test_voice_call_run_killed_at_every_end_of_run_point_is_finished_by_resumes(
 def test_a_resume_with_nothing_left_builds_no_model_client(tmp_path, six_tasks, server):
     """On the embedded model a client starts the engine (minutes): a resume with nothing left
     must not build one."""
-    from harness.batch import run_selfscore
+    from harness.compose import run_selfscore
     store = tmp_path / "s.sqlite"
     die_at("before_run_status", batch_argv(store, six_tasks, server.base_url, 2, 2, 2))
     run_id = run_id_in(store)
@@ -272,7 +272,7 @@ def test_a_shard_retried_after_its_worker_died_at_the_end_finishes(tmp_path, six
     the retry has nothing left to play (it used to raise ValueError, failing the shard)."""
     import os
 
-    from harness.shards import create_run, plan_shards, run_shard
+    from harness.scale.shards import create_run, plan_shards, run_shard
     from tests.crash_harness import arm
     cfg = load_config(overrides={"store": str(tmp_path / "driver.sqlite"),
                                  "roles": {r: {"base_url": server.base_url, "model": f"{r}-fake"} for r in ROLES},
@@ -306,7 +306,7 @@ def test_ray_run_resume_of_a_run_killed_at_the_end_finishes_it_without_starting_
     report = crash_and_resume(store, six_tasks, server, kills=0, limit=2, max_turns=2, end_kills=[point])
     assert report.end_kills == [point]
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "ray", "run", "--store", str(store),
+    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "ray", "run", "--store", str(store),
                            "--resume", report.run_id, "--quiet", "--out", str(tmp_path / "ray-out")],
                           cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

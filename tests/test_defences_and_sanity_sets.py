@@ -1,7 +1,7 @@
 """The judge defences leave the judge sanity sets alone.
 
-The manipulation defence (``harness.manipulation``) and the other-languages handling
-(``harness.languages``) change what a judge reads only for a message they flag. None of the
+The manipulation defence (``harness.defence.manipulation``) and the other-languages handling
+(``harness.selfscore.languages``) change what a judge reads only for a message they flag. None of the
 texts of the sanity sets (helpfulness pairs, complexity pairs, the solved-check conversations,
 the simulated user's outcome scenarios) is flagged, so with the defences on (the default) every
 sanity judgment reads exactly the text it read without them: the sanity results cannot move
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.languages import is_english
-from harness.manipulation import screen
-from harness.sanity import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, STABILITY_CASES, outcome_cases, solved_cases,
+from harness.selfscore.languages import is_english
+from harness.defence.manipulation import screen
+from harness.selfscore.sanity import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, STABILITY_CASES, outcome_cases, solved_cases,
                             turn_helpfulness_cases)
 
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from chromadb.api.types import EmbeddingFunction
 
-from harness import embeddings
-from harness.embeddings import (DIMENSION, EmbeddingModelMissing, MiniLMEmbedder, cosine, embed,
+from harness.models import embeddings
+from harness.models.embeddings import (DIMENSION, EmbeddingModelMissing, MiniLMEmbedder, cosine, embed,
                                 model_files, model_id)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +152,7 @@ def test_offline_in_a_fresh_interpreter():
             return real(self, address)
         socket.socket.connect = connect
         socket.getaddrinfo = refuse
-        from harness.embeddings import embed
+        from harness.models.embeddings import embed
         v = embed(["my disk is full"])[0]
         assert len(v) == 384
         print("ATTEMPTS", len(attempts))

@@ -7,10 +7,10 @@ import textwrap
 import httpx
 import pytest
 
-from harness import engine as engine_mod
+from harness.models import engine as engine_mod
 from harness.config import EngineConfig
-from harness.engine import EmbeddedServer, EngineError, EngineManager, find_server_binary
-from harness.model_files import ModelFileError, ensure_model
+from harness.models.engine import EmbeddedServer, EngineError, EngineManager, find_server_binary
+from harness.models.model_files import ModelFileError, ensure_model
 
 
 def script(tmp_path, body: str):
@@ -89,14 +89,14 @@ def test_unknown_or_missing_model_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(ModelFileError, match="Unknown embedded model 'gpt-5'"):
         ensure_model("gpt-5")
     monkeypatch.setenv("DESKBENCH_CACHE", str(tmp_path))
-    monkeypatch.setattr("harness.model_files.importlib.util.find_spec", lambda name: None)
+    monkeypatch.setattr("harness.models.model_files.importlib.util.find_spec", lambda name: None)
     with pytest.raises(ModelFileError, match=r"part 1 of 22 is not installed(.|\n)*\.\[model\]"):
         ensure_model("qwen2.5-coder-1.5b")
 
 
 def test_model_parts_are_assembled_verified_and_cached(monkeypatch, tmp_path):
     import hashlib
-    from harness import model_files
+    from harness.models import model_files
     for n, payload in ((1, b"hello "), (2, b"world")):
         data = tmp_path / "pkgs" / f"deskbench_fakepart{n}" / "data"
         data.mkdir(parents=True)
@@ -177,7 +177,7 @@ def test_a_refused_call_heals_the_embedded_server_and_succeeds(tmp_path, fake_mo
     import asyncio
     from langchain_core.messages import HumanMessage
     from harness.config import ModelSpec
-    from harness.llm import RoleClient, chat_model_for
+    from harness.models.llm import RoleClient, chat_model_for
     manager = EngineManager(EngineConfig(server_binary=str(script(tmp_path, CHAT)), startup_timeout_s=20))
     try:
         key = "qwen2.5-coder-1.5b"

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from harness.batch import run_selfscore
-from harness.circuit import CircuitOpenError
-from harness.cli import main
+from harness.compose import run_selfscore
+from harness.models.circuit import CircuitOpenError
+from harness.cli.main import main
 from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.report import report_markdown
+from harness.tasks.datasets import load_dataset
+from harness.study.report import report_markdown
 from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from harness.circuit import CircuitOpenError
+from harness.models.circuit import CircuitOpenError
 from harness.compose import Runtime
 from harness.config import load_config
 from harness.ntb.batch import arun_ntb

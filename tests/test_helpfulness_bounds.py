@@ -1,4 +1,4 @@
-"""The rubric bounds on helpfulness scores (harness.helpfulness_bounds) and how the judges apply them."""
+"""The rubric bounds on helpfulness scores (harness.selfscore.helpfulness_bounds) and how the judges apply them."""
 from __future__ import annotations
 
 import json
@@ -7,10 +7,10 @@ import pytest
 
 from graphs.protocols import Message, Problem
 from harness.config import ModelSpec
-from harness.helpfulness_bounds import (Bounds, agent_reply_bounds, first_question_bounds,
+from harness.selfscore.helpfulness_bounds import (Bounds, agent_reply_bounds, first_question_bounds,
                                         user_reply_bounds)
-from harness.judges import SelfScoreJudges, StructuredJudge
-from harness.llm import RoleClient
+from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
+from harness.models.llm import RoleClient
 from tests.fakes import ScriptedChatModel
 
 QUESTION = "My SSH login to the server fails with 'Permission denied (publickey)'."

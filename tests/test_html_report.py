@@ -1,4 +1,4 @@
-"""harness.html_report: a report from three synthetic runs, its tables, figures and text summary."""
+"""harness.study.html_report: a report from three synthetic runs, its tables, figures and text summary."""
 from __future__ import annotations
 
 import random
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.html_report import text_summary, write_html_report
-from harness.scoring import score_interaction
-from harness.statistics import (
+from harness.study.html_report import text_summary, write_html_report
+from harness.selfscore.scoring import score_interaction
+from harness.study.statistics import (
     TUKEY_COLUMNS, compare_runs, judge_comparison, judge_reliability, weight_sensitivity,
 )
 

@@ -3,12 +3,12 @@ import json
 
 import pytest
 
-from harness.agreement import human_llm_agreement
+from harness.study.agreement import human_llm_agreement
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.live import LiveError, LiveSessions, RateLimiter, clean_message
-from harness.studies import Studies, StudySpec
+from harness.tasks.datasets import load_dataset
+from harness.live.sessions import LiveError, LiveSessions, RateLimiter, clean_message
+from harness.live.studies import Studies, StudySpec
 from store import StoreReader, StoreWriter
 from tests.fakes import default_responder, fake_factory
 
@@ -166,7 +166,7 @@ def test_studies_balance_tasks_and_pseudonymise(live, tasks_file):
 
 
 async def test_exports_are_pseudonymous_and_hold_no_secrets(live, tasks_file, tmp_path, monkeypatch):
-    from harness import results
+    from harness.live import results
 
     monkeypatch.setenv("MY_API_KEY", "sk-very-secret-key")
     live.config.roles["judge"].api_key_env = "MY_API_KEY"  # only the variable's name is kept
@@ -342,7 +342,7 @@ async def test_one_sweep_drops_many_idle_conversations_and_keeps_the_others_inta
 
 
 async def test_a_spoken_reply_can_be_rated_for_its_voice_and_a_written_one_cannot(live):
-    from harness.voice.report import voice_lines, voice_summary
+    from harness.study.voice_report import voice_lines, voice_summary
 
     view = await live.start(mode="user", question="Printer offline.")
     await send(live, view.session_id, "Printer offline.")

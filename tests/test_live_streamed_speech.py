@@ -1,4 +1,4 @@
-"""The live app's spoken reply through the streamed pipeline (harness/voice/live_speech.py):
+"""The live app's spoken reply through the streamed pipeline (harness/live/speech.py):
 real piper and Whisper, fake chat models (one that answers in one piece, one that streams word
 by word), the real turn loop and store."""
 import asyncio
@@ -15,8 +15,8 @@ from langchain_core.outputs import ChatGenerationChunk
 
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.live import LiveSessions, reply_spoken
-from harness.voice.live_speech import ReplySpeech, chunk_wav, reply_voice
+from harness.live.sessions import LiveSessions, reply_spoken
+from harness.live.speech import ReplySpeech, chunk_wav, reply_voice
 from harness.voice.streaming import SentenceSplitter, join_chunks
 from harness.voice.tts import SpeechError, Speaker
 from store import StoreReader, StoreWriter

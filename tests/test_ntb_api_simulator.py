@@ -78,7 +78,7 @@ def test_the_role_is_configured_like_the_others():
 
 
 def test_model_checks_cover_the_roles_a_run_uses(tmp_path, monkeypatch):
-    import harness.model_files as model_files
+    import harness.models.model_files as model_files
     checked = []
     monkeypatch.setattr(model_files, "ensure_model", lambda key, *a, **k: checked.append(key))
     remote = {r: {"base_url": "http://localhost:9/v1", "model": f"{r}-fake"} for r in ROLES if r != "api_simulator"}

@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from harness.config import ModelSpec
-from harness.llm import RoleClient
+from harness.models.llm import RoleClient
 from harness.ntb.apienv import ApiEnvironment, recorded_index, response_example
 from harness.ntb.cases import DATA_DIR, load_case, load_cases
 from tests.fakes import ScriptedChatModel

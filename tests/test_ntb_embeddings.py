@@ -7,8 +7,8 @@ import importlib.metadata
 import numpy as np
 import pytest
 
-from harness import embeddings
-from harness.embeddings import EmbeddingModelMissing, check_embedder, cosine, embedder_for
+from harness.models import embeddings
+from harness.models.embeddings import EmbeddingModelMissing, check_embedder, cosine, embedder_for
 from harness.ntb import scoring
 
 
@@ -99,7 +99,7 @@ def test_a_run_records_the_chosen_embedding_model(tmp_path):
 @needs_paraphrase
 def test_score_noisytoolbench_takes_the_embedding_model_and_ask_match(tmp_path, capsys):
     import json
-    from harness.cli import main
+    from harness.cli.main import main
     from tests.test_ntb_scoring import case, ideal_steps
     src = tmp_path / "t.jsonl"
     src.write_text(json.dumps({"category": "IMKI", "query_id": 2, "steps": ideal_steps(case("IMKI", 2))}) + "\n")

@@ -1,4 +1,4 @@
-"""A person as the NoisyToolBench user (harness/ntb/live.py): the batch's tool loop paused at
+"""A person as the NoisyToolBench user (harness/live/ntb_sessions.py): the batch's tool loop paused at
 each question with interrupt() and resumed with the person's answer, with scripted agents (fake
 chat models) through the real graph, API environment, store and scorer."""
 import asyncio
@@ -9,11 +9,11 @@ import pytest
 
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.live import LiveError
+from harness.live.sessions import LiveError
 from harness.ntb import scoring
 from harness.ntb.batch import score_row
 from harness.ntb.cases import load_case
-from harness.ntb.live import MODE, RUN_KIND, NtbLiveSessions
+from harness.live.ntb_sessions import MODE, RUN_KIND, NtbLiveSessions
 from harness.ntb.report import export_run
 from store import StoreReader, StoreWriter
 from tests.fakes import ScriptedChatModel
@@ -260,7 +260,7 @@ async def test_sessions_of_one_configuration_share_a_run_that_ntb_export_reads(l
     lines = [json.loads(x) for x in files[1].read_text().splitlines()]
     assert [len(x["steps"]) for x in lines] == [3, 1] and lines[0]["category"] == "IMKI"
     # the Organiser's conversation viewer shows a session's steps
-    from harness.results import conversation_markdown
+    from harness.live.results import conversation_markdown
     shown = conversation_markdown(live.reader, live.store, live.store.session(a.session_id)["interaction_id"])
     assert CASE.question_to_ask in shown and "2022-07-20" in shown
     other = make_live(tmp_path / "other", date_agent(), agent_variant="awn")
@@ -269,7 +269,7 @@ async def test_sessions_of_one_configuration_share_a_run_that_ntb_export_reads(l
 
 
 def test_the_page_shows_questions_calls_and_scores():
-    from harness.ntb.live import NOISE, NtbSessionView
+    from harness.live.ntb_sessions import NOISE, NtbSessionView
     from ui.ntb_tab import chat_messages, private_text, scores_text, status_line
     steps = [{"type": "ask", "text": "Which date?", "reply": "2022-07-20"},
              {"type": "call", "name": CALL, "arguments": {"date": "2022-07-20"}, "observation": "x" * 5000,

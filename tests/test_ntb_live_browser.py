@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness.app_services import AppServices
+from harness.live.services import AppServices
 from harness.config import load_config
 from tests.fakes import ScriptedChatModel, default_responder
 from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, field, wait_status

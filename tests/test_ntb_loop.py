@@ -130,7 +130,7 @@ def test_invalid_text_actions_are_retried_then_recorded(tmp_path):
 def test_native_tool_calls_path():
     from langchain_core.messages import AIMessage
     from harness.config import ModelSpec
-    from harness.llm import RoleClient
+    from harness.models.llm import RoleClient
     from langchain_core.outputs import ChatGeneration, ChatResult
 
     class ToolCaller(ScriptedChatModel):
@@ -155,7 +155,7 @@ def test_native_tool_calls_path():
 
 def test_cli_run_export_rescore_transcripts_and_compare(tmp_path, capsys):
     import csv
-    from harness.cli import main
+    from harness.cli.main import main
     from harness.ntb.cases import load_cases
     from tests.fake_openai_server import FakeOpenAIServer
     by_query = {c.query: c for c in load_cases()}
@@ -209,7 +209,7 @@ def test_ibtc_without_a_final_answer_states_no_limitation(tmp_path):
 
 
 def test_resume_after_a_crash_finishes_without_redoing_steps(tmp_path, monkeypatch):
-    from harness.llm import RoleClient
+    from harness.models.llm import RoleClient
     from tests.test_resume_and_failures import Crash, crash_on_call
     clean_reader, clean_id, clean = run_cases(tmp_path / "clean", ideal("IMKI/2"), ["IMKI/2", "IMKI/3"])
     original = crash_on_call(monkeypatch, "agent", 4)
@@ -238,8 +238,8 @@ def test_resume_after_a_crash_finishes_without_redoing_steps(tmp_path, monkeypat
 
 def test_llm_user_words_the_clarification_itself():
     from harness.config import ModelSpec
-    from harness.embeddings import embed, model_id
-    from harness.llm import RoleClient
+    from harness.models.embeddings import embed, model_id
+    from harness.models.llm import RoleClient
     from harness.ntb.user import SimulatedToolUser
     case = load_case("IMKI/2")
     model = ScriptedChatModel(responder=lambda m, k: "It is for the year 2023, thanks.", prompts=[])

@@ -9,10 +9,10 @@ import math
 
 import pytest
 
-from harness import embeddings
+from harness.models import embeddings
 from harness.config import ModelSpec
-from harness.judges import StructuredJudge
-from harness.llm import RoleClient
+from harness.selfscore.judges import StructuredJudge
+from harness.models.llm import RoleClient
 from harness.ntb import scoring
 from harness.ntb.cases import case_key, load_cases
 from tests.fakes import ScriptedChatModel

@@ -8,10 +8,10 @@ import pytest
 
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.embeddings import model_id
+from harness.models.embeddings import model_id
 from harness.ntb import scoring
 from harness.ntb.transcripts import score_ntb_transcripts
-from harness.transcripts import TranscriptError
+from harness.selfscore.transcripts import TranscriptError
 from tests.fakes import fake_factory
 from tests.test_ntb_scoring import UNRELATED, case, ideal_steps, limitation_steps, verdicts
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.config import load_config
-from harness.llm import RoleClient
+from harness.models.llm import RoleClient
 from harness.ntb import agent as ntb_agent
 from harness.ntb.agent import NativeToolAgent, TextProtocolAgent
 from harness.ntb.cases import load_case
@@ -123,7 +123,7 @@ def test_awn_limitation_ends_the_case_without_counting_as_a_question(tmp_path):
 def test_a_limitation_answer_scores_a3_zero_without_a_judge_call():
     """Official: the "limitation of toolset" message ends the case with no final answer."""
     from harness.config import ModelSpec
-    from harness.judges import StructuredJudge
+    from harness.selfscore.judges import StructuredJudge
     from harness.ntb.scoring import score_case
     case = load_case("IMKI/2")
     call = case.expected_calls[0]
@@ -278,7 +278,7 @@ def test_non_matching_question_gets_the_official_reply():
 
 def test_ntb_run_cli_flags_reach_the_config():
     import argparse
-    from harness.cli_ntb import add_ntb_commands, ntb_config
+    from harness.cli.ntb import add_ntb_commands, ntb_config
     parser = argparse.ArgumentParser()
     add_ntb_commands(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["ntb", "run", "--agent-variant", "no-ask", "--embedding-model", "minilm",

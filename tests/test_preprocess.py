@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from harness import prompts
+from harness.selfscore import prompts
 from harness.config import ModelSpec, load_config
-from harness.datasets import load_dataset
-from harness.llm import RoleClient
-from harness.preprocess import (answer_signs, clean, extract, extraction_messages,
+from harness.tasks.datasets import load_dataset
+from harness.models.llm import RoleClient
+from harness.selfscore.preprocess import (answer_signs, clean, extract, extraction_messages,
                                 is_problem_statement, is_restatement, looks_like_answer,
                                 preprocessed_text, solution_signs)
 from store import StoreReader, StoreWriter
@@ -229,7 +229,7 @@ def test_the_cache_holds_the_text_and_both_attempts(tmp_path):
 
 # --- through a batch ----------------------------------------------------------------------------
 def test_a_batch_extracts_from_the_solution_where_there_is_one_and_stores_the_source(tmp_path):
-    from harness.batch import run_selfscore
+    from harness.compose import run_selfscore
 
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("\n".join(json.dumps(t) for t in [

@@ -12,12 +12,12 @@ from xml.sax.saxutils import quoteattr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.datasets import DatasetError, _task_from, load_dataset
-from harness.jsonl import JsonlError
+from harness.tasks.datasets import DatasetError, _task_from, load_dataset
+from harness.tasks.jsonl import JsonlError
 from harness.ntb.transcripts import read_ntb_transcripts
-from harness.stackexchange import StackExchangeImportError, html_to_text, import_dump, pair_turns, write_tasks
-from harness.transcripts import TranscriptError, read_transcripts
-from harness.ubuntu_irc import import_ubuntu_irc, thread_to_task
+from harness.tasks.stackexchange import StackExchangeImportError, html_to_text, import_dump, pair_turns, write_tasks
+from harness.selfscore.transcripts import TranscriptError, read_transcripts
+from harness.tasks.ubuntu_irc import import_ubuntu_irc, thread_to_task
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FILE_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,7 +5,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.scoring import score_interaction, summarize, turn_quality, weighted_complexity
+from harness.selfscore.scoring import score_interaction, summarize, turn_quality, weighted_complexity
 
 SETTINGS = settings(max_examples=200, deadline=None)
 score = st.integers(1, 10)

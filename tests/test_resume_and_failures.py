@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from harness.batch import run_selfscore
-from harness.datasets import load_dataset
-from harness.figures import rescore_run
+from harness.compose import run_selfscore
+from harness.tasks.datasets import load_dataset
+from harness.selfscore.figures import rescore_run
 from store import StoreReader, StoreWriter
 from tests.fakes import default_responder, fake_factory
 from tests.test_selfscore_graph import make_config
@@ -17,7 +17,7 @@ class Crash(BaseException):
 
 def crash_on_call(monkeypatch, role_to_crash: str, nth: int):
     """Make the ``nth`` model call of a role raise :class:`Crash` (a simulated kill)."""
-    from harness.llm import RoleClient
+    from harness.models.llm import RoleClient
     original = RoleClient.complete
     count = {"n": 0}
 
@@ -54,7 +54,7 @@ def test_resume_after_crash_equals_a_clean_run(tmp_path, tasks_file, crash_role,
     original = crash_on_call(monkeypatch, crash_role, after)
     with pytest.raises(Crash):
         run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=fake_factory(responders))
-    from harness.llm import RoleClient
+    from harness.models.llm import RoleClient
     monkeypatch.setattr(RoleClient, "complete", original)
     reader = StoreReader(cfg.store)
     run = reader.runs()[0]

@@ -8,10 +8,10 @@ from time import time
 import pytest
 from langchain_core.messages import HumanMessage
 
-from harness.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, reliability_scope
+from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, reliability_scope
 from harness.config import ModelSpec, RetryConfig
-from harness.llm import RoleClient, chat_model_for
-from harness.retry import Failure, ModelCallError, RetryPolicy, classify, parse_retry_after
+from harness.models.llm import RoleClient, chat_model_for
+from harness.models.retry import Failure, ModelCallError, RetryPolicy, classify, parse_retry_after
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
 from tests.fault_proxy import FaultProxy

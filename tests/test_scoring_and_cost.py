@@ -3,8 +3,8 @@ import pytest
 
 from graphs.protocols import LLMCall
 from harness.config import CostConfig, ModelSpec
-from harness.cost import AgentTurnCost
-from harness.scoring import score_interaction, summarize, turn_quality, weighted_complexity
+from harness.selfscore.cost import AgentTurnCost
+from harness.selfscore.scoring import score_interaction, summarize, turn_quality, weighted_complexity
 
 C = {"critical_thinking": 8, "error_handling": 6, "topic_knowledge": 2}
 

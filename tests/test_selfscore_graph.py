@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from harness.batch import run_selfscore
+from harness.compose import run_selfscore
 from harness.config import load_config
-from harness.datasets import load_dataset
+from harness.tasks.datasets import load_dataset
 from store import StoreReader
 from tests.fakes import default_responder, fake_factory
 
@@ -16,7 +16,7 @@ def make_config(tmp_path, scoring: dict | None = None, **run):
 
 
 # the fake judges' fixed scores, as given: the rubric bounds would move a "still drops" report's 3
-# to 5 (harness.helpfulness_bounds; tested in tests/test_helpfulness_bounds.py)
+# to 5 (harness.selfscore.helpfulness_bounds; tested in tests/test_helpfulness_bounds.py)
 NO_BOUNDS = {"helpfulness_bounds": False}
 
 

@@ -8,11 +8,11 @@ from langchain_core.messages import AIMessage
 
 from graphs.protocols import Message, Problem
 from harness.config import ModelSpec
-from harness.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
-from harness.llm import RoleClient, yes_probability
-from harness.participants import SimulatedUser
-from harness.sanity import balanced, outcome_cases, solved_cases
-from harness.user_checks import (claims_success, copied_fraction, leaked_terms, repeated_message,
+from harness.selfscore.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
+from harness.models.llm import RoleClient, yes_probability
+from harness.selfscore.participants import SimulatedUser
+from harness.selfscore.sanity import balanced, outcome_cases, solved_cases
+from harness.selfscore.user_checks import (claims_success, copied_fraction, leaked_terms, repeated_message,
                                  invented_versions, rule_violations, version_conflicts)
 from tests.fakes import ScriptedChatModel
 
@@ -122,7 +122,7 @@ def test_sanity_sets_are_balanced_and_alternate():
 
 
 def test_turn_helpfulness_pairs_cover_each_rubric_and_follow_the_turn_order():
-    from harness.sanity import turn_case_group, turn_helpfulness_cases
+    from harness.selfscore.sanity import turn_case_group, turn_helpfulness_cases
     cases = turn_helpfulness_cases()
     groups = [turn_case_group(c) for c in cases]
     assert groups.count("agent") >= 6 and groups.count("user") >= 6 and groups.count("first") >= 3
@@ -141,7 +141,7 @@ def test_turn_helpfulness_pairs_cover_each_rubric_and_follow_the_turn_order():
 
 def test_turn_helpfulness_builder_writes_the_shipped_file():
     import importlib.util
-    from harness.sanity import SANITY_DIR
+    from harness.selfscore.sanity import SANITY_DIR
     spec = importlib.util.spec_from_file_location("build_turn_helpfulness", SANITY_DIR / "build_turn_helpfulness.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -150,7 +150,7 @@ def test_turn_helpfulness_builder_writes_the_shipped_file():
 
 
 async def test_a_judge_that_scores_every_message_alike_fails_every_turn_pair_and_a_discerning_one_passes():
-    from harness.sanity import run_sanity, turn_helpfulness_cases
+    from harness.selfscore.sanity import run_sanity, turn_helpfulness_cases
     cases = turn_helpfulness_cases()
     helpful = {c["helpful"] for c in cases}
 
@@ -179,7 +179,7 @@ async def test_a_judge_that_scores_every_message_alike_fails_every_turn_pair_and
 
 
 async def test_the_stability_set_reports_a_flipping_judge_and_passes_a_steady_one():
-    from harness.sanity import STABILITY_CASES, STABILITY_REPEATS, run_sanity
+    from harness.selfscore.sanity import STABILITY_CASES, STABILITY_REPEATS, run_sanity
     calls = {"n": 0}
 
     def flipping(m, k):  # p11's failure: the same prompt scored 8 or 1
@@ -280,7 +280,7 @@ def test_a_long_earlier_message_written_out_again_whole_is_a_repeat():
 
 
 def test_a_reply_that_copies_the_agents_message_is_an_echo_but_a_report_of_doing_it_is_not():
-    from harness.user_checks import echoed_agent, rule_violations
+    from harness.selfscore.user_checks import echoed_agent, rule_violations
     agent = ("Try reinstalling the xserver-xorg package. You can do this by running the following command "
              "in the terminal:\nsudo apt-get install --reinstall xserver-xorg\nIf the problem persists, check "
              "your logs:\nsudo journalctl -xe")
@@ -400,7 +400,7 @@ async def test_a_message_failing_every_attempt_is_kept_and_marked_unresolved():
 async def test_a_not_fixed_reply_that_claims_success_in_every_draft_is_never_sent():
     """b15: "I have resolved the issue" in every regeneration under a not-fixed outcome ended
     the conversation as solved. The reply sent says the problem is still there."""
-    from harness.participants import NOT_FIXED_FALLBACK
+    from harness.selfscore.participants import NOT_FIXED_FALLBACK
     drafts = ["Great, it works now!", "It works perfectly now, thanks!", "I have resolved the issue, it works."]
     user_client, _ = client(user_model("No", drafts), role="user")
     history = [*BEFORE[:1], Message("agent", "Restart your router.")]
@@ -500,7 +500,7 @@ async def test_a_user_message_that_reads_like_the_agent_is_not_a_confirmation():
 
 
 def test_commands_that_only_look_at_the_system_are_not_terms_of_the_fix():
-    from harness.fix_terms import shared_fix_terms
+    from harness.selfscore.fix_terms import shared_fix_terms
     solution = "install gdm\n\ndpkg -l |grep ubuntu-desktop\n\nreinstall gnome. it was removed for some reason"
     question = "After an update I lost gnome in my hardy machine. All I get is text based login."
     # a diagnostic step the helpers also used is no sign that the message gives their fix ...
@@ -511,7 +511,7 @@ def test_commands_that_only_look_at_the_system_are_not_terms_of_the_fix():
 
 
 def test_the_nicks_a_thread_addresses_are_not_terms_of_the_fix():
-    from harness.fix_terms import distinctive_terms, shared_fix_terms
+    from harness.selfscore.fix_terms import distinctive_terms, shared_fix_terms
     # a real #ubuntu solution (thread 1357): every helper line starts with the asker's nick
     solution = "keanu: are there any error messages?\nkeanu: try setting it to alsa\nthen restart it"
     assert "keanu" not in distinctive_terms(solution)
@@ -522,7 +522,7 @@ def test_the_nicks_a_thread_addresses_are_not_terms_of_the_fix():
 def test_the_similarity_compares_the_fix_and_the_message_without_the_nicks_the_fix_addresses():
     from dataclasses import replace
 
-    from harness.fix_terms import without_addresses
+    from harness.selfscore.fix_terms import without_addresses
     solution = "keanu: try setting it to alsa\nkeanu, then restart it\nthe engine is xine: restart"
     assert without_addresses(solution) == "try setting it to alsa\nthen restart it\nthe engine is xine: restart"
     assert without_addresses("keanu: try alsa", {"bob"}) == "keanu: try alsa"  # only known nicks
@@ -555,7 +555,7 @@ def test_the_similarity_compares_the_fix_and_the_message_without_the_nicks_the_f
     ("", False),
 ])
 def test_a_message_that_only_asks(message, asks):
-    from harness.fix_terms import asks_only
+    from harness.selfscore.fix_terms import asks_only
     assert asks_only(message) is asks
 
 
@@ -570,7 +570,7 @@ async def test_a_question_is_no_fix_whatever_the_scores():
 
 
 def test_inflections_of_generic_fix_words_are_not_terms_of_the_fix():
-    from harness.fix_terms import distinctive_terms, is_generic, shared_fix_terms
+    from harness.selfscore.fix_terms import distinctive_terms, is_generic, shared_fix_terms
     # seen in a batch (task 1451): "reinstalling" in a generic reply matched the thread's fix
     assert {w for w in ("reinstalling", "reinstalled", "restarting", "rebooting", "rebooted",
                         "installation", "installs", "packages", "commands")
@@ -585,7 +585,7 @@ def test_inflections_of_generic_fix_words_are_not_terms_of_the_fix():
 
 
 def test_the_simulators_own_instructions_are_cut_from_its_message():
-    from harness.user_checks import strip_copied_instructions
+    from harness.selfscore.user_checks import strip_copied_instructions
     # seen in a batch: the outcome note written out after the reply
     text = ("I added my key to the agent and restarted the SSH service. The problem is not solved. "
             "If the agent asked you something, answer it from your facts. If the agent told you to do "
@@ -614,7 +614,7 @@ def test_the_simulators_own_instructions_are_cut_from_its_message():
     "feel free to ask.",
 ])
 def test_instructions_to_the_reader_read_like_the_agent(text):
-    from harness.user_checks import agent_cues
+    from harness.selfscore.user_checks import agent_cues
     assert agent_cues(text)
 
 
@@ -635,7 +635,7 @@ async def test_a_draft_that_is_only_the_copied_note_is_regenerated():
 
 
 def test_a_short_copied_order_of_the_note_is_cut_but_a_plain_report_stays():
-    from harness.user_checks import strip_copied_instructions
+    from harness.selfscore.user_checks import strip_copied_instructions
     assert strip_copied_instructions("I changed the boot order in my BIOS. Never say that it works.)") == \
         ("I changed the boot order in my BIOS.", ["Never say that it works.)"])
     assert strip_copied_instructions("I did it. The problem is still there.") == ("I did it. The problem is still there.", [])

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from harness.datasets import load_dataset
-from harness.split import split_ids, write_split
+from harness.tasks.datasets import load_dataset
+from harness.tasks.split import split_ids, write_split
 
 IDS = [f"site-{i}" for i in range(101)]
 

@@ -8,8 +8,8 @@ from xml.sax.saxutils import quoteattr
 
 import pytest
 
-from harness.datasets import load_dataset
-from harness.stackexchange import (StackExchangeImportError, html_to_text, import_dump, pair_turns,
+from harness.tasks.datasets import load_dataset
+from harness.tasks.stackexchange import (StackExchangeImportError, html_to_text, import_dump, pair_turns,
                                    parse_tags, site_name, write_tasks)
 
 DUMP = Path(__file__).parent / "fixtures" / "stackexchange_conlang_meta"
@@ -218,7 +218,7 @@ def test_write_tasks_is_atomic(tmp_path):
 
 
 def test_import_with_no_qualifying_question_writes_nothing_and_says_lower_min_score(tmp_path, capsys):
-    from harness.cli import main
+    from harness.cli.main import main
 
     out = tmp_path / "tasks.jsonl"
     assert main(["import", "stackexchange", str(DUMP), "--min-score", "100000", "--out", str(out)]) == 2

@@ -1,4 +1,4 @@
-"""harness.statistics: results equal the libraries called directly, and hand-made known cases."""
+"""harness.study.statistics: results equal the libraries called directly, and hand-made known cases."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
-from harness.statistics import (
+from harness.study.statistics import (
     MANN_WHITNEY_METRICS, TUKEY_COLUMNS, anova, bootstrap_ci, clean, compare_runs,
     judge_comparison, judge_reliability, mann_whitney, mann_whitney_metrics, tukey_hsd,
     weight_sensitivity,

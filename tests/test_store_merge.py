@@ -1,4 +1,4 @@
-"""Merging shard stores (store.merge) and planning shards (harness.shards), in one process with
+"""Merging shard stores (store.merge) and planning shards (harness.scale.shards), in one process with
 fake models on real SQLite files: a sharded run merged back equals a single-process run."""
 import json
 import shutil
@@ -6,10 +6,10 @@ import sqlite3
 
 import pytest
 
-from harness.batch import run_selfscore
-from harness.datasets import load_dataset
-from harness.figures import rescore_run
-from harness.shards import create_run, plan_shards, progress_from_store, run_shard, split_evenly
+from harness.compose import run_selfscore
+from harness.tasks.datasets import load_dataset
+from harness.selfscore.figures import rescore_run
+from harness.scale.shards import create_run, plan_shards, progress_from_store, run_shard, split_evenly
 from store import StoreReader, StoreWriter
 from store.merge import MergeError, checkpoint, copy_interactions, merge_stores
 from tests.fakes import default_responder, fake_factory

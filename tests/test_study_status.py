@@ -1,11 +1,11 @@
-"""Closing and reopening a study: the Python API (harness.studies) and the organiser's handlers
+"""Closing and reopening a study: the Python API (harness.live.studies) and the organiser's handlers
 (ui.organiser, without a browser), with fake chat models."""
 import pytest
 
-from harness.app_services import AppServices
+from harness.live.services import AppServices
 from harness.config import load_config
-from harness.live import LiveError
-from harness.studies import StudySpec
+from harness.live.sessions import LiveError
+from harness.live.studies import StudySpec
 from tests.fakes import default_responder, fake_factory
 from ui.organiser import OrganiserHandlers
 

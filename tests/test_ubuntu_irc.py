@@ -5,9 +5,9 @@ import json
 import pytest
 
 from harness.data.ubuntu_irc import build_tasks  # the committed builder script
-from harness.datasets import load_dataset
-from harness.stackexchange import write_tasks
-from harness.ubuntu_irc import (DEFAULT_PATH, asker_facts, import_ubuntu_irc, is_chatter, strip_addressing,
+from harness.tasks.datasets import load_dataset
+from harness.tasks.stackexchange import write_tasks
+from harness.tasks.ubuntu_irc import (DEFAULT_PATH, asker_facts, import_ubuntu_irc, is_chatter, strip_addressing,
                                 thread_to_task, without_reposts)
 
 
@@ -195,7 +195,7 @@ def test_fix_labels_that_do_not_match_the_kept_threads_are_refused(tmp_path):
 
 
 def test_a_message_naming_the_found_cause_is_not_a_fact():
-    from harness.ubuntu_irc import asker_facts, reports_resolution
+    from harness.tasks.ubuntu_irc import asker_facts, reports_resolution
     facts = asker_facts(["bob: I get roaming not allowed\n\nbob: Ah ha. It was the formatting of my key",
                          "it still fails, the problem was the same before the install"], ["bob"])
     assert facts == ["I get roaming not allowed", "it still fails, the problem was the same before the install"]

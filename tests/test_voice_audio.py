@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from harness.config import ConfigError, load_config
-from harness.model_files import ModelFileError
+from harness.models.model_files import ModelFileError
 from harness.voice import models
 from harness.voice.audio import (STT_RATE, TELEPHONE_RATE, AudioError, add_noise, load_audio, snr_db,
                                  telephone_band, write_wav)
@@ -182,7 +182,7 @@ def test_this_machine_without_devices_gets_the_message_from_the_real_portaudio()
 def test_cli_call_local_without_devices_exits_2_with_the_message(monkeypatch, capsys):
     import sounddevice as sd
 
-    from harness.cli import main
+    from harness.cli.main import main
     monkeypatch.setattr(sd, "query_devices", lambda: [])
     assert main(["call", "local"]) == 2
     err = " ".join(capsys.readouterr().err.split())

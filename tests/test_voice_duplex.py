@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.batch import arun_selfscore
-from harness.cli import main
+from harness.selfscore.batch import arun_selfscore
+from harness.cli.main import main
 from harness.compose import Runtime
 from harness.config import ConfigError, load_config
-from harness.datasets import load_dataset
-from harness.voice.call_report import call_lines, duplex_measures
+from harness.tasks.datasets import load_dataset
+from harness.study.call_report import call_lines, duplex_measures
 from harness.voice.callers import OPENERS, PRESETS, CallerError, barge_in, caller_preset
 from harness.voice.duplex import BARGE_CONFIRM_S, STOP_S
 from harness.voice.timeline import Compute, ModelledLatency, Timeline
@@ -211,7 +211,7 @@ def test_real_tts_stereo_recording_keeps_each_side_on_its_channel(tmp_path):
 def test_cli_flags_set_the_voice_settings():
     import argparse
 
-    from harness.cli_voice import _voice_overrides
+    from harness.cli.voice import _voice_overrides
     args = argparse.Namespace(duplex=True, caller="impatient", compute="modelled", turn_based=True)
     voice = _voice_overrides(args)["voice"]
     assert voice == {"enabled": True, "duplex": True, "caller": "impatient", "compute": "modelled",

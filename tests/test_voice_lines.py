@@ -123,7 +123,7 @@ def test_bad_line_settings_are_clear_errors():
 def test_cli_line_option(capsys):
     import argparse
 
-    from harness.cli_voice import _voice_overrides, add_voice_commands
+    from harness.cli.voice import _voice_overrides, add_voice_commands
     parser = argparse.ArgumentParser()
     add_voice_commands(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["call", "simulate", "--line", "packet-loss"])
@@ -143,7 +143,7 @@ def _turn(line: dict, user_text: str, heard: str, wer: float) -> dict:
 
 
 def test_report_figures_by_line_preset_and_length():
-    from harness.voice.report import voice_by_line, wer_by_length_rows
+    from harness.study.voice_report import voice_by_line, wer_by_length_rows
     turns = [_turn(preset("packet-loss").describe(), "Yes, I did.", "Yeah, I did.", 0.3333),
              _turn({"telephone": True, "snr_db": 20.0}, "It still does not work.", "It still does not work.", 0.0),
              _turn({"telephone": True, "snr_db": 20.0}, "No luck.", "No look.", 0.5)]

@@ -17,9 +17,9 @@ from typing import Any
 import gradio as gr
 
 from graphs.protocols import Message
-from harness.app_services import AppServices
-from harness.live import LiveError, SessionView, reply_spoken
-from harness.studies import CLOSED, CLOSED_MESSAGE
+from harness.live.services import AppServices
+from harness.live.sessions import LiveError, SessionView, reply_spoken
+from harness.live.studies import CLOSED, CLOSED_MESSAGE
 from ui.ntb_tab import build_ntb_tab
 from ui.organiser import build_organiser
 
@@ -251,7 +251,7 @@ def build_app(services: AppServices) -> gr.Blocks:
     async def on_send_audio(audio: str | None, ids: dict, request: gr.Request):
         """A voice message; the reply's text streams to the chat and, with voice.streaming,
         each spoken chunk to the streamed-reply player as soon as it is ready."""
-        from harness.voice.live_speech import chunk_wav
+        from harness.live.speech import chunk_wav
         ids = with_defaults(ids)
         view = await current(ids)
         key, chunks, partial = secrets.token_hex(6), [], None

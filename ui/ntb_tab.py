@@ -1,6 +1,6 @@
 """The NoisyToolBench tab: a person plays the user of a NoisyToolBench case.
 
-Thin by design: the handlers call ``harness.ntb.live.NtbLiveSessions`` (``services.ntb``) and
+Thin by design: the handlers call ``harness.live.ntb_sessions.NtbLiveSessions`` (``services.ntb``) and
 lay out what it returns. The only per-browser state is the session token and the question
 the page shows, kept in the browser's local storage.
 """
@@ -11,9 +11,9 @@ from typing import Any
 
 import gradio as gr
 
-from harness.app_services import AppServices
-from harness.live import LiveError
-from harness.ntb.live import NtbSessionView
+from harness.live.services import AppServices
+from harness.live.sessions import LiveError
+from harness.live.ntb_sessions import NtbSessionView
 
 EMPTY_IDS = {"session": "", "question": ""}
 OBSERVATION_CHARS = 1500  # of an API response shown on the page (the store keeps all of it)

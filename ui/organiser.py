@@ -12,10 +12,10 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from harness import results
-from harness.app_services import AppServices
-from harness.live import LiveError
-from harness.studies import StudySpec
+from harness.live import results
+from harness.live.services import AppServices
+from harness.live.sessions import LiveError
+from harness.live.studies import StudySpec
 
 STUDY_COLUMNS = ["id", "name", "status", "mode", "agents", "participants", "sessions", "ended", "link"]
 
@@ -111,7 +111,7 @@ class OrganiserHandlers:
     def compare(self, run_ids) -> tuple:
         if not run_ids:
             raise LiveError("Choose one or more runs to compare.")
-        from harness.compare import compare as compare_runs
+        from harness.study.compare import compare as compare_runs
         path, text = compare_runs(self.reader, run_ids, self.out_dir / "compare")
         return ("", f"```\n{text}\n```", str(path))
 

@@ -1,1 +1,1 @@
-"""harness.cli."""
+"""harness.cli.main."""

@@ -5,8 +5,8 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from harness.cli import add_config_args, build_config, console
-from harness.cli_progress import progress_bar
+from harness.cli.common import add_config_args, build_config, console
+from harness.cli.progress import progress_bar
 from harness.config import Config
 
 

@@ -5,13 +5,13 @@ import argparse
 import asyncio
 import json
 
-from harness.cli import add_config_args, build_config, console
-from harness.cli_progress import progress_bar
-from harness.jsonl import atomic_write
+from harness.cli.common import add_config_args, build_config, console
+from harness.cli.progress import progress_bar
+from harness.tasks.jsonl import atomic_write
 
 
 def cmd_robustness(args: argparse.Namespace) -> int:
-    from harness.adversarial import load_suite, run_robustness
+    from harness.selfscore.adversarial import load_suite, run_robustness
     from harness.compose import Runtime
 
     pairs = load_suite(args.suite)
@@ -56,7 +56,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
 
 
 def _pair_line(r) -> str:
-    from harness.adversarial import verdict_text
+    from harness.selfscore.adversarial import verdict_text
     line = f"helpfulness {verdict_text(r.clean)} -> {verdict_text(r.attacked)}"
     if r.clean_solved:
         line += f", solved {verdict_text(r.clean_solved)} -> {verdict_text(r.attacked_solved)}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli import _finish, add_config_args, build_config, console, out, run_config
-from harness.cli_progress import progress_bar
-from harness.cli_ntb import ntb_config, ntb_finish
+from harness.cli.common import finish_report, add_config_args, build_config, console, out, run_config
+from harness.cli.progress import progress_bar
+from harness.cli.ntb import ntb_config, ntb_finish
 
 
 def _shard_line(p) -> str:
@@ -19,7 +19,7 @@ def _shard_line(p) -> str:
 
 
 def _scale(args: argparse.Namespace, config, benchmark: str, dataset=None):
-    from harness.scale_ray import run_on_ray
+    from harness.scale.ray_tasks import run_on_ray
 
     if getattr(args, "sanity", 0):
         raise ValueError("--sanity is not available with `ray run`; run `deskbench sanity` first.")
@@ -60,7 +60,7 @@ def cmd_ray_run(args: argparse.Namespace) -> int:
     result = _scale(args, config, "selfscore", dataset)
     if result is None:
         return 130
-    rc = _finish(config, result.run_id, result.progress, None, args.out)
+    rc = finish_report(config, result.run_id, result.progress, None, args.out)
     unfinished = result.progress.total - result.progress.done
     return _resume_hint(config, result.run_id, unfinished, "ray run") if unfinished and not rc else rc
 

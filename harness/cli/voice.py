@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from harness.cli import _finish, _progress_printer, add_config_args, build_config, console, out
-from harness.cli_progress import progress_bar
+from harness.cli.common import finish_report, progress_printer, add_config_args, build_config, console, out
+from harness.cli.progress import progress_bar
 
 ROUND_TRIP_BOUND = 0.10   # `voice check` fails above this corpus word error rate
 
@@ -22,9 +22,9 @@ def _voice_overrides(args: argparse.Namespace, enabled: bool = True) -> dict:
 
 
 def cmd_call_simulate(args: argparse.Namespace) -> int:
-    from harness.batch import arun_selfscore
+    from harness.selfscore.batch import arun_selfscore
     from harness.compose import Runtime
-    from harness.datasets import load_dataset
+    from harness.tasks.datasets import load_dataset
 
     config = build_config(args, {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
                                  "max_turns": args.max_turns, "concurrency": args.concurrency,
@@ -41,12 +41,12 @@ def cmd_call_simulate(args: argparse.Namespace) -> int:
             task = bar.add_task("starting (models load on first use)", total=None)
             try:
                 run_id, progress = asyncio.run(arun_selfscore(runtime, dataset, None,
-                                                              _progress_printer(bar, task)))
+                                                              progress_printer(bar, task)))
             except KeyboardInterrupt:
                 console.print("[yellow]Interrupted.[/] Every finished turn is stored; resume with "
                               f"`deskbench run --store {config.store} --resume RUN`.")
                 return 130
-    return _finish(config, run_id, progress, None, args.out)
+    return finish_report(config, run_id, progress, None, args.out)
 
 
 def cmd_call_local(args: argparse.Namespace) -> int:
@@ -56,9 +56,10 @@ def cmd_call_local(args: argparse.Namespace) -> int:
     except NoAudioDevice as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         return 2
-    from harness.batch import arun_selfscore
+    from harness.selfscore.batch import arun_selfscore
     from harness.voice.call import build_link
-    from harness.voice.local_call import LocalCallRuntime, Microphone, call_dataset, first_message
+    from harness.cli.local_call import LocalCallRuntime, call_dataset
+    from harness.voice.local_call import Microphone, first_message
     config = build_config(args, {"max_turns": args.max_turns, "name": args.name, "concurrency": 1},
                           _voice_overrides(args, enabled=False))
     mic = Microphone(sd, args.mode)
@@ -72,11 +73,11 @@ def cmd_call_local(args: argparse.Namespace) -> int:
     with LocalCallRuntime(config, mic, samples, sd) as runtime:
         runtime.voice_link = link
         run_id, progress = asyncio.run(arun_selfscore(runtime, call_dataset(question)))
-    return _finish(config, run_id, progress, None, args.out)
+    return finish_report(config, run_id, progress, None, args.out)
 
 
 def cmd_call_report(args: argparse.Namespace) -> int:
-    from harness.voice.report import voice_lines
+    from harness.study.voice_report import voice_lines
     from store import StoreReader
     config = build_config(args)
     reader = StoreReader(config.store)
@@ -85,7 +86,7 @@ def cmd_call_report(args: argparse.Namespace) -> int:
     if not lines:
         out.print(f"Run {run['id']} has no voice measures (it was not a voice run).")
         return 1
-    from harness.voice.call_report import call_lines
+    from harness.study.call_report import call_lines
     lines += call_lines(reader, run["id"])
     print("\n".join(lines).strip())
     return 0

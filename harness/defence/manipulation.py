@@ -21,10 +21,10 @@ with each span replaced by :data:`MARKER`. Kinds of span:
   who ...", "stay in character").
 
 Long padding (a 20,000-character log) is not manipulation by itself: real users paste long
-logs. It is bounded by the judge prompt (``harness.judges.LATEST_MAX_CHARS``); an order buried
-in it is caught like any other. The word rules are in :mod:`harness.manipulation_rules`, the
-format checks (verdict JSON, delimiters, scripts) in :mod:`harness.manipulation_formats`, and
-how a message is cut into code, sentences and groups in :mod:`harness.manipulation_text`.
+logs. It is bounded by the judge prompt (``harness.selfscore.judge_messages.LATEST_MAX_CHARS``); an order buried
+in it is caught like any other. The word rules are in :mod:`harness.defence.manipulation_rules`, the
+format checks (verdict JSON, delimiters, scripts) in :mod:`harness.defence.manipulation_formats`, and
+how a message is cut into code, sentences and groups in :mod:`harness.defence.manipulation_text`.
 """
 from __future__ import annotations
 
@@ -33,9 +33,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from harness.manipulation_formats import delimiter_spans, script_spans, verdict_json_spans
-from harness.manipulation_rules import KINDS, RULES, Rule
-from harness.manipulation_text import TextView
+from harness.defence.manipulation_formats import delimiter_spans, script_spans, verdict_json_spans
+from harness.defence.manipulation_rules import KINDS, RULES, Rule
+from harness.defence.manipulation_text import TextView
 
 RULES_VERSION = "manipulation-rules-2"  # 2: spans deleted, not replaced by MARKER
 MARKER = "[text addressed to the rater removed]"

@@ -1,11 +1,11 @@
 """Manipulation spans found by their format rather than their words: a verdict JSON object, the
-judge prompt's own delimiter tags, a script that calls ``rate(10)`` (see :mod:`harness.manipulation`)."""
+judge prompt's own delimiter tags, a script that calls ``rate(10)`` (see :mod:`harness.defence.manipulation`)."""
 from __future__ import annotations
 
 import json
 import re
 
-from harness.manipulation_text import TextView
+from harness.defence.manipulation_text import TextView
 
 VERDICT_KEYS = frozenset({
     "score", "reason", "reasoning", "rationale", "explanation", "justification", "solved", "verdict",

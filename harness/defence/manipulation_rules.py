@@ -1,4 +1,4 @@
-"""The rules of :mod:`harness.manipulation`: what text that talks to the judge looks like.
+"""The rules of :mod:`harness.defence.manipulation`: what text that talks to the judge looks like.
 
 Each :class:`Rule` is one regular expression with a *kind* (what the span is), a *strength*
 and a *scope* (how far a flagged span reaches around the match):

@@ -1,4 +1,4 @@
-"""The text of a message as :mod:`harness.manipulation` reads it: code regions, lines,
+"""The text of a message as :mod:`harness.defence.manipulation` reads it: code regions, lines,
 sentences, and the groups a span can sit in (brackets, HTML comments, one-line elements)."""
 from __future__ import annotations
 

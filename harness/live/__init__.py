@@ -1,1 +1,1 @@
-"""harness.live."""
+"""harness.live.sessions."""

@@ -40,9 +40,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command, interrupt
 
 from graphs.toolloop import Action, Outcome, step_record, tool_loop_state
-from harness.batch import new_run
+from harness.selfscore.batch import new_run
 from harness.compose import Runtime
-from harness.live import LiveError, RateLimiter, clean_message, dropping_failed_work
+from harness.live.sessions import LiveError, RateLimiter, clean_message, dropping_failed_work
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS
 from harness.ntb.batch import DATASET, NtbBatch, StoreStepSink, problem_row, score_row, scoring_data_sha
@@ -148,8 +148,8 @@ class NtbLiveSessions:
             try:
                 self.reader.run(run_id)
             except StoreError:  # not there yet: check the models before storing anything
-                from harness.embeddings import EmbeddingModelMissing, check_embedder
-                from harness.model_files import ModelFileError
+                from harness.models.embeddings import EmbeddingModelMissing, check_embedder
+                from harness.models.model_files import ModelFileError
                 try:
                     check_embedder(ntb.embedding_model)
                     self.runtime.check_models([r for r in self.batch.roles_used() if r != "user"])

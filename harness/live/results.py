@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.agreement import human_llm_agreement
-from harness.export import export_run, write_csv
-from harness.jsonl import write_jsonl
-from harness.report import report_markdown
-from harness.report_plots import run_distributions_png
+from harness.study.agreement import human_llm_agreement
+from harness.study.export import export_run, write_csv
+from harness.tasks.jsonl import write_jsonl
+from harness.study.report import report_markdown
+from harness.study.report_plots import run_distributions_png
 from store import StoreReader
 from store.live import LiveStore
 

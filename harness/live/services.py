@@ -11,10 +11,10 @@ from pathlib import Path
 
 from harness.compose import ChatModelFactory, Runtime
 from harness.config import Config
-from harness.datasets import DatasetError, load_dataset
-from harness.live import LiveError, LiveSessions, RateLimiter
-from harness.ntb.live import NtbLiveSessions
-from harness.studies import Studies
+from harness.tasks.datasets import DatasetError, load_dataset
+from harness.live.sessions import LiveError, LiveSessions, RateLimiter
+from harness.live.ntb_sessions import NtbLiveSessions
+from harness.live.studies import Studies
 from store import StoreReader, StoreWriter
 
 

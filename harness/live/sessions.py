@@ -36,14 +36,15 @@ from langgraph.types import Command, interrupt
 
 from graphs.protocols import Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
-from harness import prompts
-from harness.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem
-from harness.circuit import CircuitOpenError
-from harness.compose import Runtime, run_name
-from harness.datasets import Task
-from harness.figures import interaction_figures, score_row
-from harness.retry import ModelCallError
-from harness.scoring import SCORER_VERSION
+from harness.selfscore import prompts
+from harness.selfscore.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem
+from harness.models.circuit import CircuitOpenError
+from harness.compose import Runtime
+from harness.selfscore.batch import run_name
+from harness.tasks.datasets import Task
+from harness.selfscore.figures import interaction_figures, score_row
+from harness.models.retry import ModelCallError
+from harness.selfscore.scoring import SCORER_VERSION
 from store import StoreReader, StoreWriter
 from store.schema import StoreError
 from store.live import LiveStore
@@ -497,7 +498,7 @@ class LiveSessions:
         With ``voice.streaming`` (the default) the reply is spoken sentence by sentence while
         it streams: updates with ``chunk`` carry each sentence's audio as soon as it is ready,
         and the stored WAV is the chunks joined, with the pipeline's stage times
-        (:mod:`harness.voice.live_speech`). Without it the whole stored reply is spoken after
+        (:mod:`harness.live.speech`). Without it the whole stored reply is spoken after
         the turn, as one file.
 
         Raises:
@@ -528,7 +529,7 @@ class LiveSessions:
                             "microphone (or type your message) and send again.")
         voice = {"audio": ref, "stt_ms": heard.ms, "audio_s": heard.seconds, "heard_text": heard.text}
         if self.config.voice.streaming:
-            from harness.voice.live_speech import speak_while_streaming
+            from harness.live.speech import speak_while_streaming
             async for update in speak_while_streaming(
                     self, session_id, heard.text, voice, turn, tts, files, received,
                     participant_id=participant_id, rate_key=rate_key):

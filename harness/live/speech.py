@@ -34,7 +34,7 @@ from harness.voice.streaming import SpeechPipeline, SpokenChunk, SpokenReply, ch
 from harness.voice.tts import SpeechError
 
 if TYPE_CHECKING:
-    from harness.live import LiveSessions, LiveUpdate
+    from harness.live.sessions import LiveSessions, LiveUpdate
 
 _DONE = object()
 
@@ -182,7 +182,7 @@ async def speak_while_streaming(sessions: "LiveSessions", session_id: str, text:
             spoken; a model that fails for good mid-reply: what was already played stays
             heard, nothing of the turn is stored).
     """
-    from harness.live import LiveUpdate
+    from harness.live.sessions import LiveUpdate
 
     events: asyncio.Queue = asyncio.Queue()
     speech = ReplySpeech(speaker, sessions.config.voice.first_chunk_words, received,
@@ -216,7 +216,7 @@ async def _store(sessions: "LiveSessions", session_id: str, files, speech: Reply
                  spoken: SpokenReply, turn: int) -> "LiveUpdate":
     """The joined chunks written as the turn's agent WAV and the voice figures merged into
     the stored turn; returns the final update (``audio`` is None when nothing was spoken)."""
-    from harness.live import LiveUpdate
+    from harness.live.sessions import LiveUpdate
 
     sess = sessions.store.session(session_id)
     iid, run_id = sess["interaction_id"], sess["run_id"]

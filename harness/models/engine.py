@@ -32,7 +32,7 @@ from pathlib import Path
 import httpx
 
 from harness.config import EngineConfig
-from harness.model_files import ensure_model
+from harness.models.model_files import ensure_model
 
 log = logging.getLogger(__name__)
 

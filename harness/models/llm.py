@@ -2,9 +2,9 @@
 
 :class:`RoleClient` is what users, agents and judges call: it bounds the output, measures
 latency and tokens and returns an :class:`LLMCall` record with every completion. It is also the
-one place that retries failed calls (``harness.retry``; the OpenAI client's own retries are off
+one place that retries failed calls (``harness.models.retry``; the OpenAI client's own retries are off
 so that every attempt is visible and stored) and that trips the endpoint's circuit breaker
-(``harness.circuit``).
+(``harness.models.circuit``).
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from langchain_core.runnables.config import RunnableConfig, ensure_config
 from langchain_openai import ChatOpenAI
 
 from graphs.protocols import LLMCall
-from harness.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
+from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
 from harness.config import ConfigError, ModelSpec
-from harness.retry import EmptyReplyError, ModelCallError, RetryPolicy, classify
+from harness.models.retry import EmptyReplyError, ModelCallError, RetryPolicy, classify
 
 
 def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
@@ -47,7 +47,7 @@ def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
 class RoleClient:
     """One role's model with call accounting, retries and the endpoint's circuit breaker.
 
-    The retry policy and breaker come from the batch's ``harness.circuit.reliability_scope``
+    The retry policy and breaker come from the batch's ``harness.models.circuit.reliability_scope``
     (the run's ``RetryConfig``, breakers shared by every role on the same endpoint); outside a
     scope the client uses default settings and a breaker of its own.
     """
@@ -83,7 +83,7 @@ class RoleClient:
         """One model call with optional bound request arguments (``response_format``,
         ``tools``); returns the model's message and the call record.
 
-        Retryable failures (``harness.retry.classify``) are retried with backoff; the returned
+        Retryable failures (``harness.models.retry.classify``) are retried with backoff; the returned
         record holds the failed attempts as ``earlier_attempts``.
 
         Raises:

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.protocols import LLMCall
 from graphs.toolloop import Action
-from harness.llm import RoleClient
+from harness.models.llm import RoleClient
 from harness.ntb.cases import Case, openai_tools
 
 PROTOCOL_VERSION = "ntb-agent-1"

@@ -32,7 +32,7 @@ from typing import Any, Literal, Mapping
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall
-from harness.llm import RoleClient
+from harness.models.llm import RoleClient
 from harness.ntb.cases import (DATA_DIR, ArgumentsError, Case, api_specs, json_type, normalise_arguments,
                                parameter_name, resolve_api_name, standardize)
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
-from harness.batch import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
-from harness.compose import Runtime
+from harness.selfscore.batch import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from harness.config import Config
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS, NativeToolAgent, TextProtocolAgent
@@ -16,6 +15,9 @@ from harness.ntb.apienv import ApiEnvironment
 from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.user import SimulatedToolUser
 from store import StoreReader, StoreWriter
+
+if TYPE_CHECKING:  # the composition root builds the runtime and passes it in
+    from harness.compose import Runtime
 
 DATASET = "noisytoolbench"
 
@@ -98,7 +100,7 @@ class NtbBatch:
         if not cases:
             raise ValueError("No NoisyToolBench cases selected; check --category and --case.")
         cfg = self.config
-        from harness.embeddings import check_embedder
+        from harness.models.embeddings import check_embedder
         check_embedder(cfg.ntb.embedding_model)  # a missing model fails before anything is stored
         self.runtime.check_models(self.roles_used())
         name = cfg.run.name or self.default_name()
@@ -145,7 +147,7 @@ class NtbBatch:
                                  cfg.ntb.ask_match)
 
     def embedder(self):
-        from harness.embeddings import embedder_for
+        from harness.models.embeddings import embedder_for
         return embedder_for(self.config.ntb.embedding_model)
 
     async def run(self, run_id: str) -> Progress:

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from statsmodels.stats.contingency_tables import mcnemar
 
-from harness.jsonl import write_jsonl
+from harness.tasks.jsonl import write_jsonl
 from harness.ntb import scoring
 from store import StoreReader
 

@@ -13,7 +13,7 @@ A case's step log, in order (what a run stores and a transcript holds)::
 Metrics
     **A1** (0/1): some ask matched the anticipated question: sentence-embedding cosine
     ``>= threshold`` (official code: 0.4; the paper: 0.8; :data:`DEFAULT_THRESHOLD` is 0.4).
-    The embedding model is whatever ``embedder`` is (default :func:`harness.embeddings.embed`,
+    The embedding model is whatever ``embedder`` is (default :func:`harness.models.embeddings.embed`,
     offline MiniLM, not the official ``bert-base-nli-stsb-mean-tokens``); its id is recorded.
     What is compared (``ask_match``, recorded): ``message`` (default, the official code: the
     whole assistant message that asks, here the step's ``thought`` and ``text``, see
@@ -49,7 +49,7 @@ Metrics
     Without a judge (``--no-judge``) A3 is None for every case, even where a rule would give
     0 (A2 = 0, no answer, IBTC): filling in only the rule-decided zeros would bias its mean.
 
-    A judgment that fails (after :class:`harness.judges.StructuredJudge`'s bounded retries)
+    A judgment that fails (after :class:`harness.selfscore.judges.StructuredJudge`'s bounded retries)
     leaves its value ``None`` and is counted in ``failed_judgments``, never defaulted; A3 is
     then ``None`` too when it depended on a failed A2.
 
@@ -86,9 +86,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict
 
 from graphs.protocols import Judgment
-from harness import embeddings
-from harness.judges import Reason, StructuredJudge
-from harness.jsonl import atomic_write, json_type
+from harness.models import embeddings
+from harness.selfscore.judges import Reason, StructuredJudge
+from harness.tasks.jsonl import atomic_write, json_type
 from harness.ntb.cases import Case, case_key, normalise_arguments, resolve_api_name
 
 SCORER_NAME = "noisytoolbench"
@@ -207,7 +207,7 @@ def final_answer(steps: Sequence[Step]) -> str | None:
 # --- A1 and Re ---------------------------------------------------------------------------------
 
 def embedder_id(embedder: Embedder | None) -> str:
-    """The provenance id of an embedder: :func:`harness.embeddings.model_id` for the default,
+    """The provenance id of an embedder: :func:`harness.models.embeddings.model_id` for the default,
     else the callable's ``model_id`` (attribute or method), else its qualified name."""
     if embedder is None or embedder is embeddings.embed:
         return embeddings.model_id()
@@ -226,7 +226,7 @@ def ask_matches(asks: Sequence[str], expected_question: str, embedder: Embedder 
     Args:
         asks: the agent's questions, in order.
         expected_question: the case's anticipated clarifying question.
-        embedder: texts -> vectors; default :func:`harness.embeddings.embed`.
+        embedder: texts -> vectors; default :func:`harness.models.embeddings.embed`.
         threshold: an ask matches when its cosine similarity is ``>=`` this (0 to 1).
 
     Returns:
@@ -489,7 +489,7 @@ async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | 
     Args:
         case: the NoisyToolBench case.
         steps: the step log (see the module docstring); validated here.
-        embedder: texts -> vectors for A1; default :func:`harness.embeddings.embed`.
+        embedder: texts -> vectors for A1; default :func:`harness.models.embeddings.embed`.
         threshold: A1 similarity threshold (0.4 official code, 0.8 paper).
         a2_method: ``exact-set`` or ``llm-judge`` (which needs ``judge``).
         judge: a :class:`StructuredJudge` (role ``judge``) for A2 (``llm-judge``), A3 and the

@@ -22,17 +22,19 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TYPE_CHECKING
 
-from harness.compose import Runtime
-from harness.embeddings import embed
-from harness.jsonl import JsonlError, read_jsonl
+from harness.models.embeddings import embed
+from harness.tasks.jsonl import JsonlError, read_jsonl
 from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.scoring import (
     CATEGORIES, DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, PROMPT_VERSION, SCORER_VERSION, Embedder, check_settings,
     embedder_id, score_case, tables, validate_steps, write_csv,
 )
-from harness.transcripts import TranscriptError, raise_problems
+from harness.selfscore.transcripts import TranscriptError, raise_problems
+
+if TYPE_CHECKING:  # the composition root builds the runtime and passes it in
+    from harness.compose import Runtime
 
 JUDGED_METRICS = ("A2", "A3", "limitation")
 
@@ -51,7 +53,7 @@ def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtim
         no_judge: call no model; A3 stays empty; needs ``a2_method="exact-set"``.
         threshold: A1 similarity threshold (0.4 official code, 0.8 paper).
         a2_method: ``exact-set`` (deterministic) or ``llm-judge``.
-        embedder: texts -> vectors for A1; default :func:`harness.embeddings.embed`.
+        embedder: texts -> vectors for A1; default :func:`harness.models.embeddings.embed`.
         concurrency: most cases judged at once.
         ask_match: ``message`` (a step's thought and text, as the official code compares the
             whole asking message) or ``question`` (the text alone).

@@ -15,8 +15,8 @@ from typing import Any, Callable, Sequence
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphs.toolloop import Outcome
-from harness.embeddings import cosine
-from harness.llm import RoleClient
+from harness.models.embeddings import cosine
+from harness.models.llm import RoleClient
 from harness.ntb.cases import Case
 from harness.ntb.scoring import DEFAULT_ASK_MATCH, ask_match_text
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.batch import Progress
-from harness.circuit import CircuitOpenError
+from harness.selfscore.batch import Progress
+from harness.models.circuit import CircuitOpenError
 from harness.config import Config, ConfigError
-from harness.datasets import Dataset
-from harness.jsonl import atomic_write
-from harness.shards import (ShardSpec, absorb_shards, create_run, default_shard_dir, plan_shards,
+from harness.tasks.datasets import Dataset
+from harness.tasks.jsonl import atomic_write
+from harness.scale.shards import (ShardSpec, absorb_shards, create_run, default_shard_dir, plan_shards,
                             prepare_shard_file, progress_from_store, run_shard)
 from store import StoreWriter
 from store.merge import MergeReport, checkpoint, copy_interactions

@@ -5,7 +5,7 @@ single-process run does), then copies the run row, the problems and a slice of t
 interactions into one store file per shard (``shard-<k>.sqlite``). Every shard therefore has
 the SAME run id and interaction ids, runs with ``--resume``'s code path (``arun_selfscore`` /
 ``arun_ntb`` with ``resume=run_id``) on its own store, and merging the shard stores back is a
-union (``store.merge``). Nothing here knows about Ray: ``harness.scale_ray`` runs the shards.
+union (``store.merge``). Nothing here knows about Ray: ``harness.scale.ray_tasks`` runs the shards.
 """
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from harness.batch import Progress, ProgressFn
+from harness.selfscore.batch import Progress, ProgressFn
 from harness.config import Config
-from harness.datasets import Dataset
-from harness.jsonl import atomic_write
+from harness.tasks.datasets import Dataset
+from harness.tasks.jsonl import atomic_write
 from store import StoreReader, StoreWriter
 from store.merge import MergeReport, checkpoint, copy_interactions
 
@@ -47,7 +47,7 @@ class ShardSpec:
 def create_run(config: Config, benchmark: str, dataset: Dataset | None = None) -> str:
     """Create the run and one pending interaction per task (or NTB case) in ``config.store``,
     with the batch classes' own ``create_run``; no model is called."""
-    from harness.batch import SelfScoreBatch
+    from harness.selfscore.batch import SelfScoreBatch
     from harness.compose import Runtime
     from harness.ntb.batch import NtbBatch, selected_cases
 
@@ -121,7 +121,7 @@ def run_shard(spec: ShardSpec, store: str | Path, on_progress: ProgressFn | None
 
     ``chat_models`` replaces how role clients are built (in-process tests pass fakes).
     """
-    from harness.batch import arun_selfscore
+    from harness.selfscore.batch import arun_selfscore
     from harness.compose import Runtime
     from harness.ntb.batch import arun_ntb
 

@@ -7,7 +7,7 @@ message; agent helpfulness and the solved-check for an agent message) and report
 category, the mean score shift (attacked - clean), the solved verdicts the attack flipped, the
 judgments that failed, and the verdicts that copied an injected JSON verdict. With the
 manipulation defence on (the default; ``deskbench robustness --no-defence`` turns it off) the
-judges read each twin neutralised by ``harness.manipulation``; the report shows, per pair and
+judges read each twin neutralised by ``harness.defence.manipulation``; the report shows, per pair and
 per category, what that detector flagged in the clean and the attacked twin either way.
 """
 from __future__ import annotations
@@ -20,12 +20,12 @@ from pathlib import Path
 from statistics import mean
 
 from graphs.protocols import Judgment, Message, Problem
-from harness import prompts
-from harness.jsonl import JsonlError, read_jsonl
-from harness.judges import SelfScoreJudges
-from harness.manipulation import screen
+from harness.selfscore import prompts
+from harness.tasks.jsonl import JsonlError, read_jsonl
+from harness.selfscore.judges import SelfScoreJudges
+from harness.defence.manipulation import screen
 
-SUITE = Path(__file__).parent / "data" / "adversarial" / "suite.jsonl"
+SUITE = Path(__file__).resolve().parent.parent / "data" / "adversarial" / "suite.jsonl"
 #: the shipped suites by name: ``attacks`` (the default) and ``languages`` (the same message
 #: in English and, whole, in another language: what the language alone earns or costs)
 SUITES = {"attacks": SUITE, "languages": SUITE.with_name("languages.jsonl")}
@@ -239,7 +239,7 @@ class RobustnessReport:
                          f"{r['failed']} | {r['injected_verdicts']} |")
         verdict = "met" if self.meets_target else "MISSED"
         lines += ["", f"Target (mean shift within {TARGET_SHIFT:g} point in every category): {verdict}.", "",
-                  "Manipulation detector (harness.manipulation; the judges "
+                  "Manipulation detector (harness.defence.manipulation; the judges "
                   f"{'read the neutralised twins' if self.defence else 'read the twins as written'}):", "",
                   "| category | attacked twins flagged | clean twins flagged |", "|---|---|---|"]
         for r in self.rows():

@@ -1,5 +1,4 @@
 """A SelfScore batch: many interactions run concurrently through the turn loop, resumable.
-
 Every interaction of a run is created in the store before any conversation starts, so
 ``--resume RUN`` needs nothing but the store: it finishes unfinished interactions from their
 last stored turn and never redoes or duplicates a stored turn.
@@ -13,21 +12,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from time import perf_counter
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TYPE_CHECKING
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
-from harness import prompts
-from harness.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
-from harness.compose import Runtime, run_name
+from harness.selfscore import prompts
+from harness.models.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
 from harness.config import Config, RetryConfig
-from harness.datasets import Dataset, task_solution
-from harness.figures import interaction_figures, score_row
-from harness.judges import judge_complexity, judgment_row
-from harness.manipulation import turn_record
-from harness.preprocess import preprocessed_text
-from harness.scoring import SCORER_VERSION
+from harness.tasks.datasets import Dataset, task_solution
+from harness.selfscore.figures import interaction_figures, score_row
+from harness.selfscore.judges import judge_complexity, judgment_row
+from harness.defence.manipulation import turn_record
+from harness.selfscore.preprocess import preprocessed_text
+from harness.selfscore.scoring import SCORER_VERSION
 from store import StoreReader, StoreWriter
+
+if TYPE_CHECKING:  # the composition root builds the runtime and passes it in
+    from harness.compose import Runtime
 
 
 def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[str, Any]:
@@ -137,7 +138,7 @@ async def run_all(writer: StoreWriter, run_id: str, todo: Sequence[dict], concur
     """Run ``worker`` on every interaction row of ``todo``, ``concurrency`` at a time, and
     leave the run's status as completed, incomplete (some failed) or interrupted.
 
-    Model calls retry and trip circuit breakers by ``retry`` (``harness.circuit``). When one
+    Model calls retry and trip circuit breakers by ``retry`` (``harness.models.circuit``). When one
     worker raises anything that is not an ordinary failure (an open circuit, Ctrl-C), no new
     interaction starts, the ones in flight are cancelled (a turn is one transaction: nothing
     half-written), the run is marked interrupted and the exception propagates.
@@ -201,7 +202,7 @@ def record_failure(writer: StoreWriter, reader: StoreReader, interaction_id: str
                    progress: Progress, on_progress: ProgressFn) -> None:
     """Mark an interaction failed (its stored turns stay; ``--resume`` continues it).
 
-    The failed call's attempts (``exc.llm_call``, see ``harness.llm.RoleClient.invoke``) are
+    The failed call's attempts (``exc.llm_call``, see ``harness.models.llm.RoleClient.invoke``) are
     stored with it, under the turn that was in flight.
     """
     n_turns = len(reader.turns(interaction_id))
@@ -337,7 +338,7 @@ class SelfScoreBatch:
 
 
 def thread_solution(row: dict) -> str | None:
-    """The solution of an interaction row's thread (:func:`harness.datasets.task_solution`):
+    """The solution of an interaction row's thread (:func:`harness.tasks.datasets.task_solution`):
     the task's reference answer, else the helpers' messages the human baseline replays."""
     return task_solution(row.get("reference_answer"),
                          json.loads(row.get("script_json") or "{}").get("agent_replies") or [])
@@ -350,7 +351,7 @@ async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWr
 
     The underlying problem comes, as in the paper, from the thread's solution
     (:func:`thread_solution`); from the question only when the thread has none; a task's own
-    ``problem`` wins over both, and a replay's (``harness.rejudge``) over all. Which source was
+    ``problem`` wins over both, and a replay's (``harness.selfscore.rejudge``) over all. Which source was
     used is stored as ``problem_source``.
     """
     iid, pid = row["id"], row["problem_id"]
@@ -395,11 +396,9 @@ async def arun_selfscore(runtime: Runtime, dataset: Dataset | None = None, resum
         writer.close()
 
 
-def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,
-                  on_progress: ProgressFn | None = None, chat_models=None) -> tuple[str, Progress]:
-    """Synchronous :func:`arun_selfscore` with its own runtime (stopped at the end).
-
-    ``chat_models`` replaces how role clients are built (tests pass fakes).
-    """
-    with Runtime(config, chat_models) as runtime:
-        return asyncio.run(arun_selfscore(runtime, dataset, resume, on_progress))
+def run_name(config: Config, agent_label: str | None = None) -> str:
+    """The paper's ``<agent model>_<complexity model>_<judge model>`` (``human_...`` for a
+    human baseline)."""
+    agent = agent_label or ("human" if config.run.agent == "human" else config.role("agent").label()
+                            + ("+rag" if config.run.agent == "rag" else ""))
+    return "_".join([agent, config.role("complexity").label(), config.role("judge").label()])

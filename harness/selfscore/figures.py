@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.scoring import SCORER_NAME, SCORER_VERSION, score_interaction
+from harness.selfscore.scoring import SCORER_NAME, SCORER_VERSION, score_interaction
 from store import StoreReader, StoreWriter
 
 

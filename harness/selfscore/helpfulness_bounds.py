@@ -19,7 +19,7 @@ rule here pins a score to the band the rubric itself gives such a message:
   user elsewhere or to try again later, with no step of its own: at most 3.
 
 The judge's own score stands inside the bounds; the judgment records the judge's score, the
-bounds and the rules that set them. The rules read English (``harness.judge_input``).
+bounds and the rules that set them. The rules read English (``harness.selfscore.judge_input``).
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from graphs.protocols import Message
-from harness.fix_terms import without_addresses
-from harness.user_checks import assistant_phrases, claims_success, copied_fraction
+from harness.selfscore.fix_terms import without_addresses
+from harness.selfscore.user_checks import assistant_phrases, claims_success, copied_fraction
 
 RULES_VERSION = "hb1"
 

@@ -3,10 +3,10 @@
 The stored messages never change; only the judge's prompt does. Two defences, each recorded
 on the judgment it shaped (``parsed``):
 
-- the manipulation defence (``harness.manipulation``): spans that address a rater, carry a
+- the manipulation defence (``harness.defence.manipulation``): spans that address a rater, carry a
   verdict, fake the prompt's tags or start a role-play are removed
   (``parsed["manipulation_defence"]``);
-- other languages (``harness.languages``, mode ``as-is`` | ``tell`` | ``translate``): a message
+- other languages (``harness.selfscore.languages``, mode ``as-is`` | ``tell`` | ``translate``): a message
   that is not English is judged on what it says (``parsed["other_languages"]``).
 """
 from __future__ import annotations
@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from graphs.protocols import Judgment, Message
-from harness.languages import LANGUAGE_MODES, TRANSLATE_VERSION, Translations, is_english, tell_note_for
-from harness.manipulation import RULES_VERSION, screen
+from harness.selfscore.languages import LANGUAGE_MODES, TRANSLATE_VERSION, Translations, is_english, tell_note_for
+from harness.defence.manipulation import RULES_VERSION, screen
 
 
 def neutralised_history(history: Sequence[Message]) -> tuple[list[Message], int]:
     """``history`` as a defended judge sees it: every message with its manipulation spans
-    removed (``harness.manipulation``), and how many spans were removed."""
+    removed (``harness.defence.manipulation``), and how many spans were removed."""
     seen, removed = [], 0
     for m in history:
         screened = screen(m.content)
@@ -67,7 +67,7 @@ class JudgeInput:
 
     Args:
         manipulation_defence: remove manipulation spans.
-        other_languages: ``as-is``, ``tell`` or ``translate`` (see ``harness.languages``).
+        other_languages: ``as-is``, ``tell`` or ``translate`` (see ``harness.selfscore.languages``).
         client: the judge role (needed for ``translate``).
         escape: how judged text is escaped inside a prompt.
     """

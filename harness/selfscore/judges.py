@@ -7,18 +7,17 @@ never replaced by a default. Every attempt's raw output is kept.
 from __future__ import annotations
 
 import json
-import re
 from typing import Callable, Sequence, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem
-from harness import prompts
-from harness.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
-from harness.llm import RoleClient, ask_yes_no
-from harness.judge_input import JudgeInput, JudgeView, neutralised_history  # noqa: F401 (re-exported)
-from harness.transcript import LABELS, _clip, render_conversation
+from harness.selfscore import prompts
+from harness.selfscore.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
+from harness.models.llm import RoleClient, ask_yes_no
+from harness.selfscore.judge_input import JudgeInput, JudgeView, neutralised_history  # noqa: F401 (re-exported)
+from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages  # noqa: F401 (re-exported)
 
 Score = Field(ge=1, le=10)
 Reason = Field(max_length=200)  # bounds the judge's output tokens (JSON-schema maxLength)
@@ -104,37 +103,6 @@ def _short_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-# Opening or closing tags of the prompts' own delimiters, however spaced or cased.
-_DELIMITER_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(prompts.DELIMITER_TAGS) + r")\b)", re.IGNORECASE)
-LATEST_MAX_CHARS = 3000  # the latest message is cut in the middle beyond this (its head and tail kept)
-
-
-def escape_judged_text(text: str) -> str:
-    """``text`` with every tag of the prompts' delimiters (``<conversation>``, ``</latest>``,
-    ...) defused as ``&lt;...``, so judged text can neither close the block it sits in nor open
-    a new one; all other text, code with ``<`` included, is left as it is."""
-    return _DELIMITER_TAG.sub(r"&lt;\1", text)
-
-
-def judge_messages(history: Sequence[Message], task: str) -> list[BaseMessage]:
-    """The conversation so far, the latest message on its own, then the task.
-
-    Judged text is escaped (:func:`escape_judged_text`) and bounded; the task, after it, is the
-    only instruction (the instruction hierarchy is stated in ``prompts.JUDGE_SYSTEM``).
-    """
-    return _judged(history, prompts.LATEST_MESSAGE, task, prompts.JUDGE_SYSTEM)
-
-
-def _judged(history: Sequence[Message], latest_block: str, task: str, system: str) -> list[BaseMessage]:
-    """``system``, then the escaped conversation, its latest message in ``latest_block``
-    (formatted with ``label`` and ``text``), and the task last."""
-    *earlier, latest = [Message(m.role, escape_judged_text(m.content)) for m in history]
-    text = (render_conversation(earlier) + "\n\n"
-            + latest_block.format(label=LABELS[latest.role], text=_clip(latest.content, LATEST_MAX_CHARS))
-            + "\n\n" + task)
-    return [SystemMessage(system), HumanMessage(text)]
-
-
 def _failed_view(kind: str, model: str, exc: Exception) -> Judgment:
     """A judgment that failed before judging: its input could not be built (a translation)."""
     return Judgment(kind=kind, status="failed", value=None, model=model, prompt_version=prompts.PROMPT_VERSION,
@@ -145,16 +113,6 @@ SOLVED_METHODS = ("confirmation", "verdict")
 CONFIRMED_THRESHOLD = 0.5  # P(yes) at or above which an answer counts as yes
 
 
-def yes_no_messages(history: Sequence[Message], question: str) -> list[BaseMessage]:
-    """The conversation up to and including the USER's latest message, then one Yes/No question.
-
-    ``history`` ends with that user message. Judged text is escaped and bounded as for the other
-    judges, under the same system message; the question comes last, so the questions of one
-    check share their prompt up to it with each other and with the turn's user-helpfulness call.
-    """
-    return _judged(history, prompts.YES_NO_LATEST, question, prompts.JUDGE_SYSTEM)
-
-
 class ConfirmationSolvedCheck:
     """The solved-check from the user's confirmation (method ``confirmation``, docs/selfscore.md).
 
@@ -162,13 +120,13 @@ class ConfirmationSolvedCheck:
     user's latest message in two phrasings (token log-probabilities); solved when it is at
     least ``threshold``. The rules come first and decide alone, with no question asked, when
     they find the problem persisting, the fix untried or a new question first
-    (``harness.user_checks.persisting_cues``), a message that reads like the agent's
+    (``harness.selfscore.user_checks.persisting_cues``), a message that reads like the agent's
     (``agent_cues``: steps, code, instructions), or no result reported at all (``result_cues``:
     "I changed the permissions." says what was done, not that it works). The agent's latest reply does not
     decide: a fix counts once the user reports that it worked (the simulated user reports so only
     when the fix addresses the hidden cause). Turn 1 is never solved: the user has not answered
     an agent message yet. The probabilities and the cues are stored with the judgment.
-    The questions read the conversation as :class:`harness.judge_input.JudgeInput` shows it
+    The questions read the conversation as :class:`harness.selfscore.judge_input.JudgeInput` shows it
     (neutralised; other languages per its mode); the rule vetoes read the user's message as
     written, or its English translation (mode ``translate``); in mode ``tell`` a message the
     English rules cannot read is left to the questions.
@@ -183,7 +141,7 @@ class ConfirmationSolvedCheck:
         self.judge_input = judge_input or JudgeInput(manipulation_defence)
 
     async def judge(self, problem: Problem, history: Sequence[Message]) -> Judgment:
-        from harness.user_checks import agent_cues, persisting_cues, result_cues
+        from harness.selfscore.user_checks import agent_cues, persisting_cues, result_cues
 
         base = dict(kind="solved", model=self.client.model_name, prompt_version=prompts.PROMPT_VERSION)
         upto_user = list(history[:-1]) if history and history[-1].role == "agent" else list(history)
@@ -237,12 +195,12 @@ class SelfScoreJudges:
 
     ``solved_method`` picks the solved-check: ``confirmation`` (default, see
     :class:`ConfirmationSolvedCheck`) or ``verdict`` (p4's single JSON verdict).
-    Every judge reads the conversation through one :class:`harness.judge_input.JudgeInput`:
+    Every judge reads the conversation through one :class:`harness.selfscore.judge_input.JudgeInput`:
     ``manipulation_defence`` (default on; config ``scoring.manipulation_defence``) removes
     manipulation spans, ``other_languages`` (config ``scoring.other_languages``) judges a
     message in another language on what it says; each judgment records what was done.
     ``helpfulness_bounds`` (default on; config ``scoring.helpfulness_bounds``) pins a helpfulness
-    score to the rubric's band where :mod:`harness.helpfulness_bounds` sees what the message
+    score to the rubric's band where :mod:`harness.selfscore.helpfulness_bounds` sees what the message
     plainly is; the judgment keeps the judge's own score and the rule.
     """
 

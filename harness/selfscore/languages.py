@@ -1,7 +1,7 @@
 """Judged messages in other languages: detect them, and judge them on what they say.
 
 A participant may write in any language. The judges' rubrics, and the solved-check's rules
-(``harness.user_checks``: "still the same error", "it works now"), are English; a message in
+(``harness.selfscore.user_checks``: "still the same error", "it works now"), are English; a message in
 German must earn the score its English twin earns, no more and no less. Three modes
 (``scoring.other_languages``), measured with the ``translated`` suite (docs/robustness.md):
 
@@ -119,8 +119,8 @@ class Translations:
     """
 
     def __init__(self, client, escape: Callable[[str], str] = lambda text: text):
-        #: ``client``: a ``harness.llm.RoleClient``; ``escape`` defuses the prompt's tags in
-        #: the text (``harness.judges.escape_judged_text``)
+        #: ``client``: a ``harness.models.llm.RoleClient``; ``escape`` defuses the prompt's tags in
+        #: the text (``harness.selfscore.judge_messages.escape_judged_text``)
         self.client, self.escape = client, escape
         self._cache: dict[str, asyncio.Future] = {}
 

@@ -7,11 +7,11 @@ from typing import Mapping, Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall, Message, Problem, Reply
-from harness import prompts, user_checks
-from harness.fix_terms import addressees, asks_only, shared_fix_terms, without_addresses
-from harness.judges import escape_judged_text
-from harness.llm import RoleClient, ask_yes_no
-from harness.transcript import _clip
+from harness.selfscore import prompts, user_checks
+from harness.selfscore.fix_terms import addressees, asks_only, shared_fix_terms, without_addresses
+from harness.selfscore.judge_messages import escape_judged_text
+from harness.models.llm import RoleClient, ask_yes_no
+from harness.selfscore.transcript import _clip
 
 HISTORY_CHARS = 9000  # keeps the prompt inside one llama.cpp slot's context
 
@@ -67,7 +67,7 @@ def _facts_block(problem: Problem) -> str:
 
 # The outcome decision: the mean of P(yes) and the similarity to the real fix, against a
 # threshold that depends on whether the message names a distinctive term of the real fix
-# (harness.fix_terms). Measured on the first 16 outcome scenarios (harness/data/sanity/
+# (harness.selfscore.fix_terms). Measured on the first 16 outcome scenarios (harness/data/sanity/
 # user_outcome.jsonl) with the 1.5B: fixes that name a term 0.56-0.80, fixes that do not (another
 # fix for the same cause) 0.69-0.78, non-fixes 0.30-0.55 (none names a term). A single threshold
 # (0.62) missed two fixes and, in a batch, took a generic list of sshd_config and permission steps
@@ -85,7 +85,7 @@ class SimulatedUser:
 
     Turn 1 is the question itself. Each later turn: (1) decide the outcome: does the agent's
     latest message fix the hidden true problem (:meth:`outcome`)? (2) write the reply under that outcome,
-    with the asker's facts as a hidden scenario; (3) check it (``harness.user_checks``: rules,
+    with the asker's facts as a hidden scenario; (3) check it (``harness.selfscore.user_checks``: rules,
     then the judge role for contradictions when ``judge`` is given and the task has facts) and
     regenerate a failed message up to ``max_regenerations`` times. The decision, every attempt
     and every check are returned in ``Reply.extra["simulator"]`` and stored with the turn.
@@ -105,11 +105,11 @@ class SimulatedUser:
     def similarity(self, problem: Problem, agent_message: str) -> float:
         """Cosine similarity of the agent's message and the thread's real fix (the problem
         statement where the thread has none), with offline MiniLM embeddings
-        (``harness.embeddings``). Not the problem with the fix: an agent that restates the
+        (``harness.models.embeddings``). Not the problem with the fix: an agent that restates the
         symptom scored high against the problem whatever it advised. The IRC nicks the fix
-        addresses are left out of both texts (``harness.fix_terms.without_addresses``)."""
+        addresses are left out of both texts (``harness.selfscore.fix_terms.without_addresses``)."""
         if self._embedder is None:
-            from harness.embeddings import default_embedder
+            from harness.models.embeddings import default_embedder
             self._embedder = default_embedder()
         hidden = without_addresses(problem.solution or problem.problem_statement or problem.question)
         message = without_addresses(agent_message, addressees(problem.solution or "")).strip()
@@ -120,7 +120,7 @@ class SimulatedUser:
         """Does the agent's message fix the hidden true problem? The mean of the user model's
         P(yes) (token log-probabilities) and the embedding similarity of the message with the
         thread's real fix reaches the threshold: a lower one when the message names a
-        distinctive term of the real fix (``harness.fix_terms``), a higher one when it does not;
+        distinctive term of the real fix (``harness.selfscore.fix_terms``), a higher one when it does not;
         ``fix_threshold`` when the task has no solution. A message that only asks something and
         names no term of the fix is not fixed whatever the scores (``asks_only`` in the record)."""
         p_llm, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),

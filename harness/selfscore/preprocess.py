@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall
-from harness import prompts
-from harness.judges import escape_judged_text
-from harness.llm import RoleClient
+from harness.selfscore import prompts
+from harness.selfscore.judge_messages import escape_judged_text
+from harness.models.llm import RoleClient
 from store import StoreReader, StoreWriter
 
 # --- the checks -------------------------------------------------------------------------------
@@ -67,7 +67,7 @@ _SOLUTION_SIGNS: dict[str, str] = {
 _ANSWER_RE = {k: re.compile(v, re.I) for k, v in _ANSWER_SIGNS.items()}
 # A small model copies a prompt's example when the post confuses it ("The computer is not
 # plugged in" for a question in Italian): the paper's examples and every quoted text of the
-# problem prompts (harness.prompts) count as copied.
+# problem prompts (harness.selfscore.prompts) count as copied.
 PAPER_EXAMPLES = ("The computer is not plugged in", "The DNS servers are down")
 
 

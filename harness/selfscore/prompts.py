@@ -22,7 +22,7 @@ from __future__ import annotations
 # batches of p8, 19 of 46 first drafts failed the repeats_earlier check: the 1.5B re-sent its
 # question or an earlier paragraph); the IRC troubleshooting tasks' solution is the labelled fix
 # p10: p9's texts; the helpfulness scores are pinned to the rubric's bands by the rules of
-# harness.helpfulness_bounds (version hb1; config scoring.helpfulness_bounds, each judgment stores
+# harness.selfscore.helpfulness_bounds (version hb1; config scoring.helpfulness_bounds, each judgment stores
 # the judge's own score and the rule): on the turn-helpfulness sanity set the 1.5B under p9 put the
 # helpful version first for 6/6 agent replies, 3/6 user replies and 1/3 first questions
 PROMPT_VERSION = "selfscore-p10"
@@ -33,7 +33,7 @@ PROMPT_VERSION = "selfscore-p10"
 # legitimate."), which the complexity judge then rated 1/1/1; and state the fix instead of the
 # problem ("Mount the partition with ..."). Hence: a system message, the post between tags, a
 # first-person restatement with one worked example, the problem as a fact about the user's
-# system with good and bad examples; harness.preprocess checks each output for answer or
+# system with good and bad examples; harness.selfscore.preprocess checks each output for answer or
 # solution patterns and regenerates a flagged one once. Measured on 40 LFRQA and #ubuntu IRC
 # questions by tests/benchmarks/bench_preprocess.py (figures in docs/selfscore.md).
 SUMMARY_SYSTEM = (
@@ -147,12 +147,12 @@ Question: does the latest USER message state something that contradicts these fa
 # Layout of every judge prompt: the conversation so far, then the latest message on its own,
 # then the task. The agent-helpfulness and solved-check calls of a turn share everything up to
 # the task, so llama.cpp reuses that prefix from its prompt cache.
-# Measured on the 12 sanity pairs (harness/sanity.py) with Qwen2.5-Coder-1.5B at temperature 0:
+# Measured on the 12 sanity pairs (harness/selfscore/sanity.py) with Qwen2.5-Coder-1.5B at temperature 0:
 # this layout with a plain banded rubric: 12/12 helpful above useless; the previous version,
 # which asked for on_topic/actionable booleans before the score, made the model answer
 # on_topic=false and score 1 for 9 of the 12 helpful replies (3/12).
 # p4 (docs/robustness.md): an explicit instruction hierarchy that names the attacks of the
-# adversarial suite, and a reminder right after the judged text; harness.judges escapes these
+# adversarial suite, and a reminder right after the judged text; harness.selfscore.judges escapes these
 # tags inside judged text, so a message can neither close its block nor open a new one.
 DELIMITER_TAGS = ("conversation", "latest", "problem", "question", "post", "solution", "facts", "scenario")
 
@@ -208,7 +208,7 @@ Give a reason of at most 25 words, then the score."""
 
 # The solved-check (prompt p6, method "confirmation"; docs/selfscore.md): the same one-token
 # Yes/No question about the USER's latest message in two phrasings, answered from token
-# log-probabilities and averaged, plus a rule veto (harness.user_checks.persisting_cues).
+# log-probabilities and averaged, plus a rule veto (harness.selfscore.user_checks.persisting_cues).
 # Measured on the 26 solved-check sanity conversations (harness/data/sanity/solved_check.jsonl)
 # with the 1.5B at temperature 0: the single JSON verdict below (p4) said solved to all 26; the
 # first phrasing alone gave P(yes) 0.51-0.88 on solved and 0.12-0.50 on unsolved ones, the

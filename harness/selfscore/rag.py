@@ -18,7 +18,7 @@ Knowledge base
 
 Keeping test questions out
     The paper splits its pool 50/50 into knowledge-base material and test questions;
-    :func:`split_tasks` applies the project's seeded split (:mod:`harness.split`) to tasks.
+    :func:`split_tasks` applies the project's seeded split (:mod:`harness.tasks.split`) to tasks.
     Build the knowledge base from the ``kb`` half only and run the agent on the ``test`` half.
     As a second guard, :class:`RagAgent` never retrieves a chunk whose question is the
     problem's own question (``q_key`` filter, on by default; :class:`Problem` carries no task
@@ -40,12 +40,12 @@ from chromadb.config import Settings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import Message, Problem, Reply
-from harness import prompts
-from harness.datasets import Task
-from harness.embeddings import MiniLMEmbedder, default_embedder
-from harness.llm import RoleClient
-from harness.participants import HISTORY_CHARS, window
-from harness.split import split_ids
+from harness.selfscore import prompts
+from harness.tasks.datasets import Task
+from harness.models.embeddings import MiniLMEmbedder, default_embedder
+from harness.models.llm import RoleClient
+from harness.selfscore.participants import HISTORY_CHARS, window
+from harness.tasks.split import split_ids
 
 DEFAULT_COLLECTION = "deskbench-kb"
 CHUNK_CHARS = 1000
@@ -146,7 +146,7 @@ def task_chunks(task: Task, size: int = CHUNK_CHARS, overlap: int = CHUNK_OVERLA
 
 def split_tasks(tasks: Sequence[Task], kb_fraction: float = 0.5,
                 seed: int = 0) -> tuple[list[Task], list[Task]]:
-    """(knowledge-base tasks, test tasks): the project's seeded split (:func:`harness.split.split_ids`,
+    """(knowledge-base tasks, test tasks): the project's seeded split (:func:`harness.tasks.split.split_ids`,
     50/50 as in the paper) applied to ``tasks``; each list keeps the input order."""
     kb_ids = set(split_ids([t.id for t in tasks], seed=seed, fraction=kb_fraction)["kb"])
     return [t for t in tasks if t.id in kb_ids], [t for t in tasks if t.id not in kb_ids]

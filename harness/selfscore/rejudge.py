@@ -13,11 +13,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from harness import prompts
-from harness.batch import SelfScoreBatch, new_run
-from harness.compose import run_name
+from harness.selfscore import prompts
+from harness.selfscore.batch import SelfScoreBatch, new_run
+from harness.selfscore.batch import run_name
 from harness.config import Config
-from harness.scoring import SCORER_VERSION
+from harness.selfscore.scoring import SCORER_VERSION
 from store import StoreReader
 
 

@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Callable
 
 from graphs.protocols import Message, Problem
-from harness import prompts
-from harness.judges import SelfScoreJudges, StructuredJudge, judge_complexity
-from harness.scoring import weighted_complexity
+from harness.selfscore import prompts
+from harness.selfscore.judges import SelfScoreJudges, StructuredJudge, judge_complexity
+from harness.selfscore.scoring import weighted_complexity
 
-SANITY_DIR = Path(__file__).parent / "data" / "sanity"
+SANITY_DIR = Path(__file__).resolve().parent.parent / "data" / "sanity"
 
 
 def _load(name: str) -> list[dict]:
@@ -191,7 +191,7 @@ def class_counts(cases: list[Verdict]) -> tuple[int, int, int, int]:
 @dataclass
 class TurnPair:
     """One turn-helpfulness case: the scores of its helpful and its useless version, and the
-    judge's own scores before the rubric bounds (``harness.helpfulness_bounds``)."""
+    judge's own scores before the rubric bounds (``harness.selfscore.helpfulness_bounds``)."""
 
     id: str
     group: str
@@ -342,11 +342,11 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
 
     Args:
         judges: the turn judges whose solved-check is tested (default: on ``judge``).
-        user: a ``harness.participants.SimulatedUser`` for the outcome cases (needed when
+        user: a ``harness.selfscore.participants.SimulatedUser`` for the outcome cases (needed when
             ``outcome`` is not 0); with ``replies`` its whole reply is generated and checked too.
         on_progress: ``(cases judged, cases)`` as each judgment (or outcome scenario) comes back.
     """
-    from harness.user_checks import claims_success
+    from harness.selfscore.user_checks import claims_success
 
     judges = judges or SelfScoreJudges(judge)
     semaphore = asyncio.Semaphore(concurrency)

@@ -10,12 +10,12 @@ Input is JSONL, one interaction per line::
 Only what is missing (absent or ``null``) is judged, with the same judges and prompts as a
 SelfScore run. A missing ``problem`` is extracted as a run extracts it: from ``solution`` (the
 thread's fix) where given, else from the question, with the same restating guard
-(``harness.preprocess.extract``); ``problem_source`` says which. A judgment that fails stays
+(``harness.selfscore.preprocess.extract``); ``problem_source`` says which. A judgment that fails stays
 ``None`` and is counted, never defaulted. Other
 fields, of an interaction or of a turn, are kept in the output under their own names.
 
-Each output line is the input line with the figures of :func:`harness.scoring.score_interaction`
-added: the per-interaction export fields of :data:`harness.scoring.EXPORT_FIELDS` (so
+Each output line is the input line with the figures of :func:`harness.selfscore.scoring.score_interaction`
+added: the per-interaction export fields of :data:`harness.selfscore.scoring.EXPORT_FIELDS` (so
 ``turns`` is the number of turns, as in every export), the provenance of the scores, the
 turns with their filled-in scores under ``scored_turns``, and a ``judged`` map (field ->
 ``"ok"`` or ``"failed"``) at the top and in each turn naming what was judged by this call.
@@ -26,15 +26,17 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TYPE_CHECKING
 
 from graphs.protocols import Judgment, Message, Problem
-from harness import prompts
-from harness.compose import Runtime
-from harness.judges import judge_complexity
-from harness.jsonl import JsonlError, json_type, read_jsonl, write_jsonl
-from harness.preprocess import extract
-from harness.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
+from harness.selfscore import prompts
+from harness.selfscore.judges import judge_complexity
+from harness.tasks.jsonl import JsonlError, json_type, read_jsonl, write_jsonl
+from harness.selfscore.preprocess import extract
+from harness.selfscore.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
+
+if TYPE_CHECKING:  # the composition root builds the runtime and passes it in
+    from harness.compose import Runtime
 
 COMPLEXITY_KEYS = ("critical_thinking", "error_handling", "topic_knowledge")
 TURN_JUDGMENTS = ("user_helpfulness", "agent_helpfulness", "solved")
@@ -63,7 +65,7 @@ def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None
         runtime: provides the ``extractor``, ``complexity`` and ``judge`` roles; may be None
             with ``no_judge`` or when nothing is missing.
         no_judge: never call a model; any missing value is an error.
-        formula: ``paper`` (default) or ``agent_only``, see :mod:`harness.scoring`.
+        formula: ``paper`` (default) or ``agent_only``, see :mod:`harness.selfscore.scoring`.
         weights: CT, EH, TK weights of the weighted complexity.
         concurrency: most model calls in flight at once.
         on_progress: ``(interactions done, interactions)`` while judging, as each interaction

@@ -4,7 +4,7 @@ A simulated user must stay a user: it must not leak the hidden solution, act as 
 contradict the facts of its scenario, or claim a success that the turn's decided outcome does
 not explain (nor miss reporting one that it does). :func:`rule_violations` finds these with
 rules; :func:`contradicts_facts` asks the judge role one Yes/No question. The simulated user
-(``harness.participants.SimulatedUser``) regenerates a message that fails, a bounded number of
+(``harness.selfscore.participants.SimulatedUser``) regenerates a message that fails, a bounded number of
 times, and stores every check with the turn.
 """
 from __future__ import annotations
@@ -100,7 +100,7 @@ _COPY_RUN = 8
 def _instruction_texts() -> list[str]:
     """The simulator's notes and rules, and each regeneration note it can be given (a batch
     reply ended "(Your last draft was not used: it repeated an earlier message; ...)")."""
-    from harness import prompts
+    from harness.selfscore import prompts
     return [prompts.USER_FIXED, prompts.USER_NOT_FIXED, prompts.GROUNDED_USER_SYSTEM.split("Rules:", 1)[-1],
             *(prompts.USER_REGENERATION.format(why=why) for why in prompts.USER_REJECTED.values())]
 
@@ -366,9 +366,9 @@ def rule_violations(message: str, problem: Problem, history: Sequence[Message],
 async def contradicts_facts(client, message: str, problem: Problem,
                             history: Sequence[Message]) -> tuple[float, list[LLMCall]]:
     """P(yes) that ``message`` contradicts the scenario's facts, asked of the judge role."""
-    from harness import prompts
-    from harness.judges import escape_judged_text, yes_no_messages
-    from harness.llm import ask_yes_no
+    from harness.selfscore import prompts
+    from harness.selfscore.judge_messages import escape_judged_text, yes_no_messages
+    from harness.models.llm import ask_yes_no
 
     facts = escape_judged_text("; ".join(problem.facts))
     question = prompts.USER_CONTRADICTS.format(facts=facts)

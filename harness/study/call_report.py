@@ -1,12 +1,12 @@
 """The streamed pipeline's latency stages and the full-duplex call measures of a run, from the
 store (``extra_json`` -> ``agent`` -> ``voice``): the lines ``deskbench call report`` adds
-after the voice figures (:func:`harness.voice.report.voice_lines`)."""
+after the voice figures (:func:`harness.study.voice_report.voice_lines`)."""
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from harness.voice.report import summarize_measures
+from harness.study.statistics import summarize_measures
 from store import StoreReader
 
 STAGES = ("time_to_first_audio_ms", "endpoint_ms", "stt_tail_ms", "llm_first_sentence_ms",

@@ -1,7 +1,7 @@
 """``deskbench compare``: statistics across stored runs, from the store only (no LLM calls).
 
 Runs are compared on their per-interaction figures. Runs that share conversations (a run and
-its re-judged copies, see ``harness.rejudge``) also give a judge comparison (per-turn agent
+its re-judged copies, see ``harness.selfscore.rejudge``) also give a judge comparison (per-turn agent
 helpfulness of the same turns under different judge models) and, when the same judge model
 judged them several times, the judge's reliability (per-item standard deviation).
 """
@@ -11,8 +11,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.html_report import text_summary, write_html_report
-from harness.statistics import compare_runs, judge_comparison, judge_reliability, weight_sensitivity
+from harness.study.html_report import text_summary, write_html_report
+from harness.study.statistics import compare_runs, judge_comparison, judge_reliability, weight_sensitivity
 from store import StoreReader
 
 WEIGHT_VECTORS = [(0.5, 0.4, 0.1), (1 / 3, 1 / 3, 1 / 3), (0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)]

@@ -2,8 +2,8 @@
 
 Input is plain data: run name -> per-interaction figure dicts (as ``StoreReader.scores(run_id)``
 rows hold them under ``figures``), plus optional results of
-:func:`harness.statistics.judge_comparison`, :func:`harness.statistics.judge_reliability` and
-:func:`harness.statistics.weight_sensitivity`. The HTML uses inline CSS only and no scripts; its
+:func:`harness.study.statistics.judge_comparison`, :func:`harness.study.statistics.judge_reliability` and
+:func:`harness.study.statistics.weight_sensitivity`. The HTML uses inline CSS only and no scripts; its
 PNG figures lie in ``report_files/`` beside it (or are embedded as data URIs with
 ``embed_images=True``), so it opens offline.
 """
@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from harness.report_plots import comparison_boxplots_png, run_distributions_png
-from harness.scoring import summarize
-from harness.statistics import TUKEY_COLUMNS, compare_runs
+from harness.study.report_plots import comparison_boxplots_png, run_distributions_png
+from harness.selfscore.scoring import summarize
+from harness.study.statistics import TUKEY_COLUMNS, compare_runs
 
 Runs = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -151,11 +151,11 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
         runs: run name -> per-interaction figure dicts; one run gives its distributions only.
         out_dir: folder for the report (created).
         title: page title.
-        comparison: a precomputed :func:`harness.statistics.compare_runs` result; computed
+        comparison: a precomputed :func:`harness.study.statistics.compare_runs` result; computed
             here (final score, with ``seed`` and ``n_resamples``) when None.
-        judge_comparison: optional :func:`harness.statistics.judge_comparison` result.
-        reliability: optional :func:`harness.statistics.judge_reliability` result.
-        sensitivity: optional :func:`harness.statistics.weight_sensitivity` result.
+        judge_comparison: optional :func:`harness.study.statistics.judge_comparison` result.
+        reliability: optional :func:`harness.study.statistics.judge_reliability` result.
+        sensitivity: optional :func:`harness.study.statistics.weight_sensitivity` result.
         embed_images: embed PNGs as data URIs (a single file) instead of linking them.
 
     Returns:
@@ -219,7 +219,7 @@ def text_summary(runs: Runs, comparison: Mapping[str, Any] | None = None, seed: 
 
     Args:
         runs: run name -> per-interaction figure dicts.
-        comparison: a precomputed :func:`harness.statistics.compare_runs` result, or None.
+        comparison: a precomputed :func:`harness.study.statistics.compare_runs` result, or None.
         seed, n_resamples: bootstrap settings when ``comparison`` is computed here.
     """
     comparison = comparison or compare_runs(runs, seed=seed, n_resamples=n_resamples)

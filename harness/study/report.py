@@ -5,11 +5,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.conversation_report import conversation_lines
-from harness.scoring import summarize
-from harness.statistics import bootstrap_ci
-from harness.usage_report import usage_lines
-from harness.voice.report import voice_lines
+from harness.study.conversation_report import conversation_lines
+from harness.selfscore.scoring import summarize
+from harness.study.statistics import bootstrap_ci
+from harness.study.usage_report import usage_lines
+from harness.study.voice_report import voice_lines
 from store import StoreReader
 
 

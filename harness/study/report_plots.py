@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.statistics import clean, metric_values
+from harness.study.statistics import clean, metric_values
 
 # The distributions the paper plots per run.
 DISTRIBUTION_METRICS: tuple[tuple[str, str], ...] = (

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from harness.scoring import weighted_complexity
+from harness.selfscore.scoring import weighted_complexity
 
 PAPER_WEIGHTS: tuple[float, float, float] = (0.5, 0.4, 0.1)
 MANN_WHITNEY_METRICS: tuple[str, ...] = (
@@ -444,4 +444,15 @@ def compare_runs(runs: Mapping[str, Sequence[Mapping[str, Any]]], metric: str = 
             out[key] = {"error": str(exc)}
     out["mann_whitney"] = [{"run_a": a, "run_b": b, "rows": mann_whitney_metrics(runs[a], runs[b])}
                            for a, b in combinations(runs, 2)]
+    return out
+
+
+def summarize_measures(values: dict[str, list[float]]) -> dict[str, dict[str, float | int | None]]:
+    """n, mean, p50 and p95 of each measure."""
+    out = {}
+    for key, vals in values.items():
+        arr = np.asarray(vals, dtype=float)
+        out[key] = {"n": len(vals), "mean": float(arr.mean()) if len(vals) else None,
+                    "p50": float(np.percentile(arr, 50)) if len(vals) else None,
+                    "p95": float(np.percentile(arr, 95)) if len(vals) else None}
     return out

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
-
-from harness.statistics import clean
+from harness.study.call_report import call_lines  # the streamed and full-duplex measures
+from harness.study.statistics import clean, summarize_measures
 from harness.voice.lines import line_name
 from harness.voice.wer import LENGTH_BUCKETS, length_bucket, summarize_errors, word_errors
 from store import StoreReader
@@ -82,17 +81,6 @@ def wer_by_length_rows(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def summarize_measures(values: dict[str, list[float]]) -> dict[str, dict[str, float | int | None]]:
-    """n, mean, p50 and p95 of each measure."""
-    out = {}
-    for key, vals in values.items():
-        arr = np.asarray(vals, dtype=float)
-        out[key] = {"n": len(vals), "mean": float(arr.mean()) if len(vals) else None,
-                    "p50": float(np.percentile(arr, 50)) if len(vals) else None,
-                    "p95": float(np.percentile(arr, 95)) if len(vals) else None}
-    return out
-
-
 # people's ratings of spoken replies in the live app (1-5, a mean-opinion-score scale)
 RATINGS = {"human_tts_naturalness": "people.naturalness",
            "human_tts_comprehensibility": "people.comprehensibility"}
@@ -141,7 +129,6 @@ def voice_lines(reader: StoreReader, run_id: str) -> list[str]:
                   "|---|---|---|---|---|---|---|---|"]
         lines += [f"| {r['line']} | {r['side']} | {r['words']} | {r['n']} | {r['reference_words']} | "
                   f"{r['errors']} | {r['mean']:.3f} | {r['corpus']:.3f} |" for r in length]
-    from harness.voice.call_report import call_lines  # built on this module's summaries
     return lines + call_lines(reader, run_id)
 
 

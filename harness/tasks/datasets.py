@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.jsonl import JsonlError, read_jsonl
+from harness.tasks.jsonl import JsonlError, read_jsonl
 
-DATA_DIR = Path(__file__).parent / "data"
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 BUILTIN = {
     "lfrqa_technology": DATA_DIR / "lfrqa_technology" / "tasks.jsonl.gz",
     "ubuntu_irc": DATA_DIR / "ubuntu_irc" / "tasks.jsonl",

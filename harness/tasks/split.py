@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.stackexchange import write_tasks
+from harness.tasks.stackexchange import write_tasks
 
 
 def split_ids(ids: Iterable[str], seed: int = 0, fraction: float = 0.5) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
-from harness.jsonl import atomic_write
+from harness.tasks.jsonl import atomic_write
 
 MAX_PROBLEMS = 10  # malformed rows described in ImportResult.problems; all are counted
 _SITE_SUFFIXES = (".stackexchange.com", ".com", ".net")

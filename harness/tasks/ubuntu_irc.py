@@ -8,7 +8,7 @@ The shipped file ``harness/data/ubuntu_irc/ubuntu_irc_test_threads.jsonl`` holds
 
 The asker is the first message's speaker: the asker's messages are user messages, everyone
 else's are agent (helper) messages. Turns are built with
-:func:`harness.stackexchange.pair_turns` (same-side messages merged, a trailing user message
+:func:`harness.tasks.stackexchange.pair_turns` (same-side messages merged, a trailing user message
 dropped). Before that, the asker's reposts of the question are dropped (:func:`without_reposts`):
 on IRC an unanswered question is pasted again, often whole, sometimes with a sentence added,
 and the simulated user would otherwise open with the same question two or three times.
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from harness.jsonl import read_jsonl
-from harness.stackexchange import MAX_PROBLEMS, pair_turns
+from harness.tasks.jsonl import read_jsonl
+from harness.tasks.stackexchange import MAX_PROBLEMS, pair_turns
 
-DEFAULT_PATH = Path(__file__).parent / "data" / "ubuntu_irc" / "ubuntu_irc_test_threads.jsonl"
+DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "ubuntu_irc" / "ubuntu_irc_test_threads.jsonl"
 LICENCE = "CC BY 4.0"
 
 # How IRC users address someone: "nick: text", "nick, text", "nick> text", "nick - text",
@@ -256,7 +256,7 @@ def import_ubuntu_irc(path: str | Path = DEFAULT_PATH,
         The tasks and counts (see :class:`IrcImportResult`).
 
     Raises:
-        harness.jsonl.JsonlError: the file is missing, a corrupt gzip, or not UTF-8.
+        harness.tasks.jsonl.JsonlError: the file is missing, a corrupt gzip, or not UTF-8.
     """
     rows, bad_json, _ = read_jsonl(Path(path))
     result = IrcImportResult(threads_seen=len(rows) + len(bad_json))

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from harness.jsonl import atomic_write
+from harness.tasks.jsonl import atomic_write
 
 STT_RATE = 16_000
 TELEPHONE_RATE = 8_000

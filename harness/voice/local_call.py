@@ -11,19 +11,14 @@ On a machine with no audio device, :func:`harness.voice.devices.require_devices`
 """
 from __future__ import annotations
 
-import hashlib
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
 from time import perf_counter
 from typing import Literal, Sequence
 
 import numpy as np
 
 from graphs.protocols import Agent, Message, Problem, Reply
-from harness.compose import Runtime
-from harness.datasets import Dataset, Task
 from harness.voice.audio import STT_RATE, AudioError, check_speech
 from harness.voice.call import SpeechLink
 from harness.voice.devices import BROWSER_HINT, NoAudioDevice
@@ -158,27 +153,6 @@ class PlayingAgent:
             except self.sd.PortAudioError as exc:
                 raise NoAudioDevice(f"Playback failed: {exc}. {BROWSER_HINT}") from exc
         return Reply(reply.text, reply.calls, {**(reply.extra or {}), "voice": voice})
-
-
-class LocalCallRuntime(Runtime):
-    """A runtime whose user is the microphone and whose agent plays its replies."""
-
-    def __init__(self, config, mic: Microphone, first: np.ndarray, sd, chat_models=None):
-        super().__init__(config, chat_models)
-        self.mic, self.first, self.sd = mic, first, sd
-
-    def user(self, scripts):
-        return MicUser(self.mic, self.voice_link, self.first)
-
-    def agent(self, replies, calls):
-        return PlayingAgent(self.text_agent(replies, calls), self.voice_link, self.sd)
-
-
-def call_dataset(question: str) -> Dataset:
-    """A one-task dataset whose question is the caller's first message."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    sha = hashlib.sha256(question.encode("utf-8")).hexdigest()
-    return Dataset("local-call", Path("local-call"), sha, [Task(f"call-{stamp}", question)])
 
 
 def first_message(mic: Microphone, link: SpeechLink) -> tuple[np.ndarray, str] | None:

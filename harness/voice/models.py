@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.model_files import ModelFileError, _sha256, cache_dir
+from harness.models.model_files import ModelFileError, _sha256, cache_dir
 
 INSTALL_HINT = "pip install -e '.[voice]'"
 

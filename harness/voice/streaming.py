@@ -1,7 +1,7 @@
 """The agent's reply spoken while it is written: tokens -> sentences -> a TTS worker.
 
 :func:`speak_streamed` runs any ``graphs.protocols.Agent`` whose model is reached through
-``harness.llm.RoleClient`` (the plain and the RAG agent) with a callback handler attached to
+``harness.models.llm.RoleClient`` (the plain and the RAG agent) with a callback handler attached to
 the current run config; the handler makes the chat model stream (it is a LangChain streaming
 handler, as LangGraph's message stream is) and feeds every token to a
 :class:`SentenceSplitter`. Each finished sentence (the first one may end at a comma, so that
@@ -195,7 +195,7 @@ class SpeechPipeline:
     """Sentence queue -> TTS worker (one sentence at a time, in order). It is also fed from
     text streamed elsewhere (``text`` with each piece, ``restart`` on a retry, ``restart_with``
     for a rewritten reply, then ``finish``): the live app feeds it the reply's streamed partial
-    text (``harness.voice.live_speech``). ``on_chunk``, if
+    text (``harness.live.speech``). ``on_chunk``, if
     given, is called (in the event loop) with each chunk of the current attempt as soon as
     its audio is ready, in order; a chunk of a dropped attempt is not passed on."""
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.jsonl import atomic_write
+from harness.tasks.jsonl import atomic_write
 from harness.voice.audio import STT_RATE, resample
 from harness.voice.vad import speech_regions
 

@@ -8,7 +8,7 @@ Judges the shipped suite (harness/data/adversarial/suite.jsonl) with the configu
 and mean absolute shift (attacked - clean helpfulness), the flipped solved verdicts, failed
 judgments, copied injected verdicts, and the wall time. ``--baseline`` takes the ``--json`` of
 an earlier run (e.g. an earlier prompt version, or ``--no-defence``: the judges read the twins
-as written instead of neutralised by ``harness.manipulation``) and prints both mean shifts side
+as written instead of neutralised by ``harness.defence.manipulation``) and prints both mean shifts side
 by side.
 """
 from __future__ import annotations
@@ -23,11 +23,11 @@ from time import perf_counter
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from harness.adversarial import load_suite, run_robustness
-from harness.cli import _role_overrides
+from harness.selfscore.adversarial import load_suite, run_robustness
+from harness.cli.common import role_overrides
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.judges import SelfScoreJudges
+from harness.selfscore.judges import SelfScoreJudges
 
 
 def main() -> int:
@@ -42,7 +42,7 @@ def main() -> int:
 
     pairs = load_suite()[: args.pairs]
     config = load_config(overrides={"store": "runs/bench-adversarial.sqlite",
-                                    **({"roles": _role_overrides(args.role)} if args.role else {})})
+                                    **({"roles": role_overrides(args.role)} if args.role else {})})
     started = perf_counter()
     with Runtime(config) as runtime:
         judges = SelfScoreJudges(runtime.structured_judge("judge"), manipulation_defence=not args.no_defence)

@@ -8,7 +8,7 @@ Both loops play the same troubleshooting tasks (the default task set's first one
 ``--turns`` turns (no early stop on "solved"), two conversations at once, against the same
 embedded llama.cpp server, with every judge on.
 
-- **deskbench**: ``harness.batch.arun_selfscore`` as a batch runs it (problem extraction,
+- **deskbench**: ``harness.selfscore.batch.arun_selfscore`` as a batch runs it (problem extraction,
   summary and complexity before turn 1; per turn the simulated user's outcome decision and
   reply with its checks, the agent, user and agent helpfulness, the solved-check). The figures
   come from the store's ``llm_calls`` rows.
@@ -41,11 +41,11 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 import httpx
 
-from harness import prompts
-from harness.batch import arun_selfscore
+from harness.selfscore import prompts
+from harness.selfscore.batch import arun_selfscore
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.datasets import Dataset, load_dataset
+from harness.tasks.datasets import Dataset, load_dataset
 from store import StoreReader
 
 

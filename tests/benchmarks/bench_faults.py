@@ -6,7 +6,7 @@ Run from the repository root:
     .venv/bin/python -m tests.benchmarks.bench_faults
     .venv/bin/python -m tests.benchmarks.bench_faults --rate 0.5 --tasks 12 --turns 8 --delay 0.05
 
-The batch runs in this process (``harness.batch.run_selfscore``, real ChatOpenAI clients) against
+The batch runs in this process (``harness.compose.run_selfscore``, real ChatOpenAI clients) against
 the deterministic fake OpenAI server behind the fault-injecting proxy (``tests.fault_proxy``,
 the default fault mix: timeouts, 429 with Retry-After, 500/502/503, truncated and malformed JSON,
 empty replies). The fault-free run goes through the same proxy at rate 0. Figures per rate:
@@ -28,9 +28,9 @@ ROLES = ("agent", "user", "judge", "complexity", "extractor")
 
 
 def one_run(folder: Path, name: str, tasks: Path, upstream: str, rate: float, args) -> dict:
-    from harness.batch import run_selfscore
+    from harness.compose import run_selfscore
     from harness.config import load_config
-    from harness.datasets import load_dataset
+    from harness.tasks.datasets import load_dataset
     from store import StoreReader
     from tests.fault_proxy import FaultProxy
 

@@ -8,7 +8,7 @@ Run from the repository root:
 
 It drives the real graph (``graphs.selfscore.build_selfscore_graph``) with fake collaborators
 written straight against ``graphs.protocols`` (no langchain chat model), and records every turn
-durably through the real ``harness.batch.StoreTurnSink`` over a real ``store.StoreWriter`` on a
+durably through the real ``harness.selfscore.batch.StoreTurnSink`` over a real ``store.StoreWriter`` on a
 temporary SQLite file, the way a batch does. Figures:
 
 1. harness ms/turn at 50 and 200 turns, instant collaborators (median of N rounds);
@@ -41,8 +41,8 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
 from graphs.selfscore import build_selfscore_graph, initial_state, recursion_limit
-from harness.batch import StoreTurnSink
-from harness.scoring import turn_quality
+from harness.selfscore.batch import StoreTurnSink
+from harness.selfscore.scoring import turn_quality
 from store import StoreWriter
 
 TARGET_MS_PER_TURN = 1.0

@@ -7,7 +7,7 @@ Run from the repository root:
     .venv/bin/python -m tests.benchmarks.bench_live_memory --sessions 500 --turns 8
 
 ``--sessions`` free live sessions (mode ``user``) each get ``--turns`` messages through the real
-turn loop (``harness.live.LiveSessions``) with the deterministic fake chat models, and are left
+turn loop (``harness.live.sessions.LiveSessions``) with the deterministic fake chat models, and are left
 open, as people who close the tab leave them. Figures (``tracemalloc``): memory per paused
 conversation, how many are held, what ``evict_idle`` frees once they are ``app.idle_minutes``
 old, and the time one sweep takes; then the time of the first message after a conversation
@@ -44,7 +44,7 @@ async def send(live, session_id: str, text: str) -> float:
 async def bench(n_sessions: int, n_turns: int, store: Path) -> None:
     from harness.compose import Runtime
     from harness.config import load_config
-    from harness.live import LiveSessions
+    from harness.live.sessions import LiveSessions
     from store import StoreReader, StoreWriter
     from tests.fakes import ScriptedChatModel, default_responder, fake_factory
 

@@ -6,7 +6,7 @@
 prompt speed is what a judge call pays; ``DESKBENCH_LLAMA_SERVER=/path/to/gguf-server`` compares
 another build of the server (scripts/cpu-build-flags.sh).
 
-Starts the embedded server exactly as the harness does (harness.engine), sends the same
+Starts the embedded server exactly as the harness does (harness.models.engine), sends the same
 help-desk prompt with a bounded output, and prints prompt and generation speed as llama.cpp
 reports them (``timings``), plus the aggregate generation rate with N concurrent requests.
 """
@@ -25,7 +25,7 @@ if __package__ in (None, ""):
 import httpx
 
 from harness.config import DEFAULT_EMBEDDED_MODEL, EngineConfig
-from harness.engine import EngineManager
+from harness.models.engine import EngineManager
 
 PROMPT = ("My Ubuntu 22.04 laptop loses its wifi connection every few minutes, and only a reboot "
           "brings it back. The card is an Intel AX200. What should I try first?")

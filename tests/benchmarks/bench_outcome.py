@@ -6,7 +6,7 @@ pytest test; a few minutes on 2 cores).
     .venv/bin/python -m tests.benchmarks.bench_outcome --replay   # real helpers' messages
 
 For every scenario of ``harness/data/sanity/user_outcome.jsonl`` it prints the parts of the
-decision (``harness.participants.SimulatedUser.outcome``): the user model's P(yes), the MiniLM
+decision (``harness.selfscore.participants.SimulatedUser.outcome``): the user model's P(yes), the MiniLM
 similarity with the real fix, their mean, the shared fix terms, the threshold and the decision,
 against the case's class. ``deskbench sanity`` reports only right/wrong per class; this shows
 the margins the thresholds were set on. It exits 0: the figures are informative.
@@ -18,7 +18,7 @@ extractor role as a batch does. :data:`REPLAY_LABELS` says, by hand, which helpe
 the thread's fix (the one the asker's later messages confirm, or the last instruction the
 thread ends on) and which does not (a question, a diagnostic step, chatter); messages that are
 neither clearly are left out. The thresholds were not set on these. The solution the decision
-compares with is the thread's as a batch builds it (:func:`harness.datasets.task_solution`): the
+compares with is the thread's as a batch builds it (:func:`harness.tasks.datasets.task_solution`): the
 task's labelled fix (``troubleshooting_fixes.tsv``, the same helper turns as the fixes here, so a
 fix row compares a message with itself) or, for a thread without one, all its helpers' messages
 joined, in which a helper's own diagnostic step is literally part of the "real fix".
@@ -37,9 +37,9 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.datasets import task_solution
-from harness.preprocess import extract
-from harness.sanity import _outcome_problem, outcome_cases
+from harness.tasks.datasets import task_solution
+from harness.selfscore.preprocess import extract
+from harness.selfscore.sanity import _outcome_problem, outcome_cases
 from graphs.protocols import Problem
 
 IRC = Path(__file__).resolve().parents[2] / "harness" / "data" / "ubuntu_irc" / "troubleshooting.jsonl"

@@ -6,15 +6,15 @@
 
 Samples (fixed): 20 LFRQA technology questions (every 100th task) and the first messages of
 20 shipped #ubuntu IRC threads (every 10th). For each, the summary (the complexity judge's
-input) is printed with a verdict from :func:`harness.preprocess.is_restatement`: phrased as
+input) is printed with a verdict from :func:`harness.selfscore.preprocess.is_restatement`: phrased as
 the user's question or request and free of answer patterns. For the first 10 of each sample,
 the underlying problem is extracted both from the question and from the solution (the
-reference answer; the helpers' messages of the IRC thread, as ``harness.datasets.task_solution``
-joins them) and judged by :func:`harness.preprocess.is_problem_statement`: one short statement
+reference answer; the helpers' messages of the IRC thread, as ``harness.tasks.datasets.task_solution``
+joins them) and judged by :func:`harness.selfscore.preprocess.is_problem_statement`: one short statement
 of the cause, not a fix, instructions or a question.
 
 ``before`` runs the prompts as they were before the guard (kept below, one call each);
-``after`` runs ``harness.preprocess.extract`` with the current prompts and its check-and-
+``after`` runs ``harness.selfscore.preprocess.extract`` with the current prompts and its check-and-
 regenerate-once guard. ``--reuse`` takes one variant's outputs from an earlier ``--json``
 instead of calling the model again (e.g. ``--variant after --reuse before.json``). Calls are
 sequential, at the role's settings (temperature 0). Not collected by pytest.
@@ -34,16 +34,16 @@ if __package__ in (None, ""):
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from harness.cli import _role_overrides
+from harness.cli.common import role_overrides
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.datasets import load_dataset, task_solution
-from harness.judges import escape_judged_text
-from harness.preprocess import (answer_signs, extract, is_problem_statement, is_restatement,
+from harness.tasks.datasets import load_dataset, task_solution
+from harness.selfscore.judges import escape_judged_text
+from harness.selfscore.preprocess import (answer_signs, extract, is_problem_statement, is_restatement,
                                 solution_signs)
-from harness.ubuntu_irc import import_ubuntu_irc
+from harness.tasks.ubuntu_irc import import_ubuntu_irc
 
-# --- the prompts before the guard (harness/prompts.py at prompt version selfscore-p4) ---------
+# --- the prompts before the guard (harness/selfscore/prompts.py at prompt version selfscore-p4) ---------
 OLD_SUMMARY_SYSTEM = "You rewrite help-desk questions. You never answer them."
 OLD_SUMMARY_PROMPT = (
     "Dumb this question down and summarize it in one or two sentence(s), written as the user's "
@@ -197,7 +197,7 @@ def main() -> int:
     parts = {"summary", "problem"} if args.part == "both" else {args.part}
     to_run = {"both": ["before", "after"], "none": []}.get(args.variant, [args.variant])
     results: dict[str, dict] = json.loads(Path(args.reuse).read_text())["results"] if args.reuse else {}
-    config = load_config(overrides={"roles": _role_overrides(args.role)} if args.role else None)
+    config = load_config(overrides={"roles": role_overrides(args.role)} if args.role else None)
     started, model = perf_counter(), config.role("extractor").model
 
     def save() -> None:

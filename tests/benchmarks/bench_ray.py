@@ -35,9 +35,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from harness.batch import run_selfscore
+from harness.compose import run_selfscore
 from harness.config import ROLES, load_config
-from harness.datasets import load_dataset
+from harness.tasks.datasets import load_dataset
 from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("--shards", type=int, default=2)
     args = ap.parse_args(argv)
     import ray
-    from harness.scale_ray import run_on_ray
+    from harness.scale.ray_tasks import run_on_ray
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     dataset = load_dataset(str(write_tasks(tmp / "tasks.jsonl", args.interactions)))

@@ -29,8 +29,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from harness.batch import run_selfscore
-from harness.datasets import load_dataset
+from harness.compose import run_selfscore
+from harness.tasks.datasets import load_dataset
 from tests.benchmarks.bench_ray import config_for, figures, write_tasks
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     import ray
     from ray.cluster_utils import Cluster
 
-    from harness.scale_ray import run_on_ray
+    from harness.scale.ray_tasks import run_on_ray
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-ray-nodes-"))
     dataset = load_dataset(str(write_tasks(tmp / "tasks.jsonl", args.tasks)))

@@ -7,7 +7,7 @@ Run from the repository root:
     .venv/bin/python -m tests.benchmarks.bench_resume --kills 60 --tasks 10 --turns 8
     .venv/bin/python -m tests.benchmarks.bench_resume --mode subprocess --kills 5   # the real CLI
 
-Both runs are the real ``deskbench run`` (``harness.cli.main``) in its own process against the
+Both runs are the real ``deskbench run`` (``harness.cli.main.main``) in its own process against the
 deterministic fake OpenAI server (``tests.fake_openai_server``, ``--delay`` seconds per answer
 to stand in for a model's latency), driven by ``tests.crash_harness``. Figures: wall time and
 model requests of each run; the kill+resume overhead in seconds and in extra requests (the

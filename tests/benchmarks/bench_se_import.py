@@ -9,7 +9,7 @@ Run from the repository root:
 For each size it writes a synthetic dump in the official format into a temporary folder
 (``Posts.xml`` with questions, accepted and other answers with long HTML bodies;
 ``Comments.xml``), then imports it in a fresh child process (so the figures are the import's
-alone) with ``harness.stackexchange.import_dump`` and prints:
+alone) with ``harness.tasks.stackexchange.import_dump`` and prints:
 
 - wall time, rows/s (rows of both files read, Posts.xml counted once) and MB/s;
 - peak RSS (``resource.getrusage``) and its growth over the child's RSS before the import;
@@ -115,7 +115,7 @@ def _rss_mb() -> float:
 
 def child(dump: Path, min_score: int, traced: bool) -> None:
     """Import ``dump`` in this (fresh) process and print the figures as JSON."""
-    from harness.stackexchange import import_dump
+    from harness.tasks.stackexchange import import_dump
 
     before = _rss_mb()
     t0 = perf_counter()

@@ -28,7 +28,7 @@ import numpy as np
 from graphs.protocols import Message, Problem
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.datasets import load_dataset
+from harness.tasks.datasets import load_dataset
 from harness.voice.call import PAUSE_S, SpeechLink
 from harness.voice.chunked_stt import transcribe_chunks
 from harness.voice.streaming import speak_streamed

@@ -1,7 +1,7 @@
 import pytest
 
-from harness.engine import EngineError, find_server_binary
-from harness.model_files import cache_dir
+from harness.models.engine import EngineError, find_server_binary
+from harness.models.model_files import cache_dir
 
 
 def pytest_collection_modifyitems(config, items):

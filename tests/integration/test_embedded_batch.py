@@ -13,12 +13,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.batch import run_selfscore
+from harness.compose import run_selfscore
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.figures import rescore_run
-from harness.scoring import score_interaction
+from harness.tasks.datasets import load_dataset
+from harness.selfscore.figures import rescore_run
+from harness.selfscore.scoring import score_interaction
 from store import StoreReader, StoreWriter
 
 ARTIFACTS = Path(os.environ.get("DESKBENCH_TEST_ARTIFACTS", "test-artifacts"))
@@ -48,7 +48,7 @@ def test_two_problem_two_turn_batch_stores_consistent_figures(tmp_path):
     cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
                                  "run": {"limit": 2, "max_turns": 2, "concurrency": 2}})
     with Runtime(cfg) as runtime:
-        from harness.batch import arun_selfscore
+        from harness.selfscore.batch import arun_selfscore
         run_id, progress = asyncio.run(arun_selfscore(runtime, load_dataset("lfrqa_technology")))
         server = runtime.engine.servers["qwen2.5-coder-1.5b"]
         proc, url = server.process, server.base_url
@@ -92,7 +92,7 @@ def test_two_problem_two_turn_batch_stores_consistent_figures(tmp_path):
 def interrupt_after_first_turn(store: Path) -> tuple[subprocess.Popen, list[int], str, dict]:
     """Start a real batch, send SIGINT once its first turn is stored; returns the process, the
     server pids, its stderr and what the store said when the signal was sent."""
-    cmd = [sys.executable, "-m", "harness.cli", "run", "--store", str(store), "--limit", "2",
+    cmd = [sys.executable, "-m", "harness.cli.main", "run", "--store", str(store), "--limit", "2",
            "--max-turns", "2", "--concurrency", "1", "--quiet"]
     # Ctrl-C as from a terminal: a test session started in the background by a non-interactive
     # shell (`make test &`, nohup) inherits SIGINT ignored, and so would the CLI, which then
@@ -138,7 +138,7 @@ def test_ctrl_c_stops_the_server_keeps_turns_and_the_run_resumes(tmp_path):
     kept = {i["id"]: [(t["turn_index"], t["agent_message"]) for t in reader.turns(i["id"])]
             for i in reader.interactions(run["id"])}
     assert sum(len(v) for v in kept.values()) >= 1
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--store", str(store),
+    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "run", "--store", str(store),
                            "--resume", run["id"], "--quiet"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     reader = StoreReader(store)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.datasets import BUILTIN
+from harness.tasks.datasets import BUILTIN
 from store import StoreReader
 
 DESKBENCH = str(Path(sys.executable).with_name("deskbench"))

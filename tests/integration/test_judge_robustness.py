@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import prompts
-from harness.adversarial import ATTACKS, load_suite
+from harness.selfscore import prompts
+from harness.selfscore.adversarial import ATTACKS, load_suite
 
 DESKBENCH = str(Path(sys.executable).with_name("deskbench"))
 LOOSE_BOUND = 3.0  # mean shift over the 6 pairs; the target (1 point) is reported, not asserted

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.app_services import AppServices
+from harness.live.services import AppServices
 from harness.config import load_config
-from harness.studies import StudySpec
+from harness.live.studies import StudySpec
 from ui.app import launch
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

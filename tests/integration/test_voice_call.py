@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.voice.audio import load_audio
-from harness.voice.report import voice_summary
+from harness.study.voice_report import voice_summary
 from harness.voice.wer import word_errors
 from store import StoreReader
 

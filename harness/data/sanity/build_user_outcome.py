@@ -10,7 +10,7 @@ another cause, generic text, a partial step). Run ``python build_user_outcome.py
 The first 16 have a one-line solution written for the case. The last 6 (``THREAD_CASES``) are
 real #ubuntu threads of the shipped troubleshooting set that the default batch does not play
 (it plays the first 10): their solution is what a batch gives the simulated user
-(``harness.datasets.task_solution``): the thread's labelled fix, the helper turn(s) named in
+(``harness.tasks.datasets.task_solution``): the thread's labelled fix, the helper turn(s) named in
 ``troubleshooting_fixes.tsv``, addressed nicks and chatter included; and half of their agent
 messages are the generic lists of steps the 1.5B agent writes (in batch b16 such a list passed
 for the fix of a sound thread).
@@ -22,7 +22,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from harness.datasets import task_solution  # noqa: E402
+from harness.tasks.datasets import task_solution  # noqa: E402
 
 CASES = [
     # ------------------------------------------------------------------- fixes (8)

@@ -4,7 +4,7 @@
     .venv/bin/python -m harness.data.ubuntu_irc.build_tasks --review   # print the rule candidates
 
 * ``tasks.jsonl``: every thread of ``ubuntu_irc_test_threads.jsonl`` as a task
-  (:func:`harness.ubuntu_irc.import_ubuntu_irc`), in file order.
+  (:func:`harness.tasks.ubuntu_irc.import_ubuntu_irc`), in file order.
 * ``troubleshooting.jsonl``: the threads where a conversation needs several turns: the rules
   of :func:`rule_failures` keep the candidates, a hand review (``troubleshooting_review.tsv``)
   rejects some of them and names the demo tasks that go first. A second hand label
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.stackexchange import write_tasks
-from harness.ubuntu_irc import DEFAULT_PATH, import_ubuntu_irc
+from harness.tasks.stackexchange import write_tasks
+from harness.tasks.ubuntu_irc import DEFAULT_PATH, import_ubuntu_irc
 
 HERE = Path(__file__).parent
 ALL_PATH = HERE / "tasks.jsonl"
@@ -67,7 +67,7 @@ def rule_failures(task: dict[str, Any]) -> list[str]:
     """Why a task is not a troubleshooting candidate; empty when it passes every rule.
 
     Args:
-        task: a task from :func:`harness.ubuntu_irc.import_ubuntu_irc`.
+        task: a task from :func:`harness.tasks.ubuntu_irc.import_ubuntu_irc`.
 
     Returns:
         Short names of the failed rules: ``short_question``, ``not_own_machine``,

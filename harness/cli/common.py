@@ -1,0 +1,126 @@
+"""What every ``deskbench`` command shares: the consoles, the config flags and how a config is
+built from them (defaults < ``--config FILE`` < environment ``DESKBENCH_...`` < flags), a run's
+config from ``run``'s flags, the batch progress line, and a finished run's report and exports.
+
+Command modules import this one; it imports none of them (no cycle through ``main``).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from harness.config import FAST_EMBEDDED_MODEL, ROLES, Config, ConfigError, load_config
+
+console = Console(stderr=True)
+out = Console(soft_wrap=True)
+
+ROLE_HELP = ("override one role setting, ROLE.KEY=VALUE (repeatable), e.g. "
+             "judge.base_url=http://host:8000/v1 judge.model=Qwen2.5-7B-Instruct "
+             "agent.api_key_env=OPENAI_API_KEY; roles: " + ", ".join(ROLES))
+
+
+def role_overrides(items: list[str] | None) -> dict[str, Any]:
+    roles: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        role, dot, field = key.partition(".")
+        if not sep or not dot or not field:
+            raise ConfigError(f"--role {item!r}: expected ROLE.KEY=VALUE, e.g. judge.model=gpt-4o-mini")
+        roles.setdefault(role, {})[field] = None if value.lower() in ("", "none", "embedded") and \
+            field == "base_url" else value
+    return roles
+
+
+def add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="TOML config file (docs/configuration.md)")
+    p.add_argument("--store", help="SQLite store file (default runs/deskbench.sqlite)")
+    p.add_argument("--role", action="append", metavar="ROLE.KEY=VALUE", help=ROLE_HELP)
+    p.add_argument("--fast", action="store_true",
+                   help="serve the agent and user roles with the embedded 0.5B model (judges keep 1.5B); "
+                        "needs `pip install -e '.[fast]'`")
+
+
+def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
+                  extra: dict[str, Any] | None = None) -> Config:
+    overrides: dict[str, Any] = dict(extra or {})
+    if getattr(args, "store", None):
+        overrides["store"] = args.store
+    roles = role_overrides(getattr(args, "role", None))
+    if getattr(args, "fast", False):
+        for r in ("agent", "user"):
+            roles.setdefault(r, {}).setdefault("model", FAST_EMBEDDED_MODEL)
+    if roles:
+        overrides["roles"] = roles
+    if run:
+        overrides["run"] = {k: v for k, v in run.items() if v is not None}
+    return load_config(getattr(args, "config", None), overrides)
+
+
+def progress_printer(progress_bar: Progress, task_id):
+    def update(p):
+        mean = f"{p.mean_final:.1f}" if p.mean_final is not None else "-"
+        progress_bar.update(task_id, completed=p.done + p.failed, total=p.total, description=(
+            f"mean final {mean} | solved {p.solved} | failed {p.failed} | turns {p.turns} "
+            f"({p.turns_per_s * 60:.1f}/min)"))
+    return update
+
+
+def run_config(args: argparse.Namespace):
+    """The config and dataset of ``run``'s flags (for ``--resume RUN``: the stored run's config
+    and no dataset). Shared by ``run``, ``demo`` and ``ray run``."""
+    from harness.tasks.datasets import load_dataset
+    from store import StoreReader
+
+    run_opts = {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
+                "max_turns": args.max_turns, "concurrency": args.concurrency, "seed": args.seed,
+                "name": args.name, "user": args.user, "agent": args.agent}
+    if args.agent == "human" and not args.user:
+        run_opts["user"] = "scripted"
+    extra: dict[str, Any] = {}
+    if args.formula:
+        extra["scoring"] = {"formula": args.formula}
+    if args.kb:
+        extra["rag"] = {"kb": args.kb}
+    if args.cost_mode:
+        extra["cost"] = {"mode": args.cost_mode}
+    if args.resume:
+        store = args.store or build_config(args).store
+        stored = StoreReader(store).run(args.resume)
+        config = Config.model_validate(stored["config"])
+        if args.concurrency:
+            config.run.concurrency = args.concurrency
+        dataset = None
+    else:
+        config = build_config(args, run_opts, extra)
+        dataset = load_dataset(config.run.dataset)
+    return config, dataset
+
+
+def finish_report(config: Config, run_id: str, progress, sanity_lines, out_dir: str | None) -> int:
+    from harness.study.export import export_run
+    from harness.study.html_report import write_html_report
+    from harness.study.report import report_markdown, write_report
+    from store import StoreReader
+
+    reader = StoreReader(config.store)
+    target = Path(out_dir) if out_dir else Path(config.store).parent / run_id
+    report_path = write_report(reader, run_id, target, sanity_lines)
+    files = export_run(reader, run_id, target)
+    figures = [s["figures"] for s in reader.scores(run_id)]
+    if figures:
+        files.append(write_html_report({reader.run(run_id)["name"]: figures}, target,
+                                       title=f"SelfScore run {run_id}"))
+    print(report_markdown(reader, run_id, sanity_lines))
+    print(f"Store:   {Path(config.store).resolve()}")
+    print(f"Run:     {run_id}")
+    print(f"Report:  {report_path.resolve()}")
+    print("Exports: " + ", ".join(str(f.resolve()) for f in files))
+    if progress.failed:
+        out.print(f"{progress.failed} interaction(s) failed; finish them with "
+                  f"`deskbench run --store {config.store} --resume {run_id}`.")
+        return 3
+    return 0

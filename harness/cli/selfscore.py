@@ -1,0 +1,300 @@
+"""``deskbench run``, ``demo``, ``runs``, ``rescore``, ``export``, ``score``, ``rejudge``,
+``compare`` and ``sanity``: SelfScore batches, stored runs and the judges' sanity sets."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from harness.cli.common import (add_config_args, build_config, console, finish_report, out,
+                                progress_printer, role_overrides, run_config)
+from harness.cli.progress import counting, progress_bar
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.selfscore.batch import arun_selfscore
+    from harness.compose import Runtime
+
+    config, dataset = run_config(args)
+    console.print(f"[bold]deskbench[/] SelfScore batch: store [cyan]{config.store}[/]")
+
+    async def session(runtime, bar, task):
+        sanity_lines = await _sanity(runtime, args.sanity, on_progress=lambda done, total: bar.update(
+            task, completed=done, total=total, description="judge sanity check")) if args.sanity else None
+        run_id, progress = await arun_selfscore(runtime, dataset, args.resume,
+                                                progress_printer(bar, task))
+        return run_id, progress, sanity_lines
+
+    with Runtime(config) as runtime:
+        with progress_bar(args.quiet, console) as bar:
+            task = bar.add_task("starting (the embedded model loads on first use)", total=None)
+            try:
+                run_id, progress, sanity_lines = asyncio.run(session(runtime, bar, task))
+            except KeyboardInterrupt:
+                console.print("[yellow]Interrupted.[/] Every finished turn is stored; resume with "
+                              f"`deskbench run --store {config.store} --resume RUN` (see `deskbench runs`).")
+                return 130
+    return finish_report(config, run_id, progress, sanity_lines, args.out)
+
+
+async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int | None = None,
+                  on_progress=None, turns: int | None = 0, stability: int | None = 0) -> list[str]:
+    """Run the judge sanity sets and print the report: ``pairs`` helpfulness pairs (complexity:
+    :func:`harness.selfscore.sanity.complexity_pairs_for`), ``solved`` solved-check conversations and ``outcome`` simulated-user
+    scenarios (default: as many as ``pairs``, balanced yes/no; None in the sanity command: all),
+    ``turns`` helpfulness pairs inside conversations and ``stability`` messages judged
+    repeatedly (default 0: none; None: all); ``on_progress(judged, cases)`` as the judgments come
+    back."""
+    from harness.selfscore.sanity import complexity_pairs_for, run_sanity
+    complexity = complexity_pairs_for(pairs)
+    solved = pairs if solved is None else solved
+    outcome = pairs if outcome is None else outcome
+    console.print(f"Judge sanity check on {pairs} helpfulness pairs, {complexity} complexity "
+                  f"pairs, {solved or 'all'} solved-check conversations, {outcome or 'all'} "
+                  "simulated-user scenarios" + (f", {turns or 'all'} helpfulness pairs inside "
+                                                "conversations" if turns != 0 else "")
+                  + (f", {stability or 'all'} messages judged repeatedly" if stability != 0 else "") + " ...")
+    report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
+                              pairs, complexity, runtime.config.run.concurrency,
+                              solved=solved or None, outcome=outcome or None,
+                              judges=runtime.turn_judges(), user=runtime.simulated_user(),
+                              turns=turns, stability=stability, on_progress=on_progress)
+    lines = report.lines()
+    print("\n".join(lines), flush=True)
+    return lines
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from store import StoreReader
+    config = build_config(args)
+    rows = StoreReader(config.store).runs()
+    if not rows:
+        out.print(f"No runs in {config.store}.")
+    for r in rows:
+        out.print(f"{r['id']}  {r['kind']}  {r['status']}  {r['n_completed']}/{r['n_interactions']} "
+                  f"interactions  dataset={r['dataset']}  created={r['created_at']}", highlight=False)
+    return 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from harness.selfscore.figures import rescore_run
+    from harness.selfscore.scoring import summarize
+    from store import StoreReader, StoreWriter
+    config = build_config(args)
+    reader = StoreReader(config.store)
+    before = {s["interaction_id"]: s["figures"] for s in reader.scores(reader.run(args.run)["id"])}
+    figures = rescore_run(reader, StoreWriter(config.store), args.run, args.formula)
+    changed = sum(1 for f in figures if before.get(f["interaction_id"]) not in (None, f))
+    s = summarize(figures)
+    out.print(f"Rescored {len(figures)} interactions of {args.run} from stored rows (no LLM calls); "
+              f"{changed} changed. Mean final score: "
+              f"{s['mean_final_score'] if s['mean_final_score'] is None else round(s['mean_final_score'], 2)}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from harness.study.export import export_run
+    from store import StoreReader
+    config = build_config(args)
+    reader = StoreReader(config.store)
+    run = reader.run(args.run)
+    files = export_run(reader, run["id"], Path(args.out or Path(config.store).parent / run["id"]),
+                       tuple(args.format.split(",")))
+    for f in files:
+        out.print(str(f))
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from harness.compose import Runtime
+    from harness.selfscore.transcripts import score_transcripts
+    config = build_config(args)
+    runtime = None if args.no_judge else Runtime(config)
+    unit = "cases" if args.benchmark == "noisytoolbench" else "interactions"
+    try:
+        # a bar only when it judges (--no-judge reads and computes, quickly)
+        with counting(f"judging {unit}", args.quiet or args.no_judge, console) as on_progress:
+            if args.benchmark == "noisytoolbench":
+                from harness.ntb.transcripts import score_ntb_transcripts
+                from harness.models.embeddings import embedder_for
+                summary = score_ntb_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
+                                                threshold=args.threshold, a2_method=args.a2_method,
+                                                embedder=embedder_for(args.embedding_model),
+                                                ask_match=args.ask_match,
+                                                concurrency=config.run.concurrency, on_progress=on_progress)
+            else:
+                summary = score_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
+                                            formula=args.formula or config.scoring.formula,
+                                            weights=config.scoring.weights,
+                                            concurrency=config.run.concurrency, on_progress=on_progress)
+    finally:
+        if runtime:
+            runtime.close()
+    out.print(json.dumps(summary, indent=2, default=str))
+    return 0
+
+
+def cmd_sanity(args: argparse.Namespace) -> int:
+    from harness.compose import Runtime
+    config = build_config(args)
+    with Runtime(config) as runtime, counting("judge sanity check", args.quiet, console) as on_progress:
+        asyncio.run(_sanity(runtime, args.pairs, args.solved, args.outcome, on_progress, args.turns or None,
+                            args.stability or None))
+    return 0
+
+
+def cmd_rejudge(args: argparse.Namespace) -> int:
+    from harness.selfscore.batch import SelfScoreBatch
+    from harness.compose import Runtime
+    from harness.selfscore.rejudge import create_rejudge_run, rejudge_config, replays
+    from store import StoreReader, StoreWriter
+
+    store = args.store or build_config(args).store
+    reader = StoreReader(store)
+    source = reader.run(args.run)
+    roles = role_overrides(args.role)
+    todo = replays(reader, source)
+    n_turns = max(r.n_turns for r in todo)
+    run_ids = []
+    for repeat in range(args.repeats):
+        config = rejudge_config(source, roles, repeat, n_turns)
+        config.store = store
+        config.run.limit = len(todo)
+        if args.concurrency:
+            config.run.concurrency = args.concurrency
+
+        async def session(runtime, on_progress):
+            batch = SelfScoreBatch(runtime, StoreWriter(store), StoreReader(store), on_progress)
+            run_id = create_rejudge_run(batch, source, todo)
+            return run_id, await batch.run(run_id)
+
+        with Runtime(config) as runtime:
+            console.print(f"Re-judging {len(todo)} conversations of {source['id']} "
+                          f"as {config.run.name} (repeat {repeat + 1}/{args.repeats}) ...")
+            with progress_bar(args.quiet, console) as bar:
+                task = bar.add_task("starting", total=len(todo))
+                run_id, progress = asyncio.run(session(runtime, progress_printer(bar, task)))
+        run_ids.append(run_id)
+        finish_report(config, run_id, progress, None, None)
+    if len(run_ids) > 1:
+        print("Repeated runs: " + " ".join(run_ids))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.study.compare import compare
+    from store import StoreReader
+    config = build_config(args)
+    reader = StoreReader(config.store)
+    out_dir = Path(args.out or Path(config.store).parent / "compare")
+    path, summary = compare(reader, args.runs, out_dir)
+    print(summary)
+    print(f"HTML report: {path.resolve()}")
+    return 0
+
+
+def add_run_commands(sub) -> None:
+    """Add ``run`` and ``demo`` (the same flags, other defaults) to the subcommands ``sub``."""
+    def run_parser(name, help_, limit, max_turns, sanity):
+        p = sub.add_parser(name, help=help_, description=help_)
+        add_config_args(p)
+        p.add_argument("--dataset", help="built-in task set name (ubuntu_irc_troubleshooting, the "
+                       "default; ubuntu_irc; lfrqa_technology) or a JSONL task file")
+        p.add_argument("--limit", type=int, default=limit, help=f"number of problems (default {limit})")
+        p.add_argument("--offset", type=int, help="skip this many tasks first")
+        p.add_argument("--max-turns", type=int, default=max_turns, help=f"turns per conversation (default {max_turns})")
+        p.add_argument("--concurrency", type=int, help="conversations at once (default 4)")
+        p.add_argument("--seed", type=int)
+        p.add_argument("--name", help="run name (default <agent>_<complexity model>_<judge>)")
+        p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated user or each task's followups")
+        p.add_argument("--agent", choices=["plain", "rag", "human"],
+                       help="the paper's plain agent; rag: with knowledge-base passages (--kb); "
+                            "human: the human baseline, replaying each task's agent_replies")
+        p.add_argument("--kb", help="knowledge base for --agent rag: a task set (name or JSONL)")
+        p.add_argument("--formula", choices=["paper", "agent_only"], help="final-score formula (default paper)")
+        p.add_argument("--cost-mode", choices=["none", "total", "split", "per_turn"])
+        p.add_argument("--resume", metavar="RUN", help="finish an interrupted run (id or name) from the store")
+        p.add_argument("--sanity", type=int, default=sanity, metavar="PAIRS",
+                       help=f"judge sanity check on PAIRS helpful/useless pairs first (0: off; default {sanity})")
+        p.add_argument("--out", help="folder for the report and exports (default next to the store)")
+        p.add_argument("--quiet", action="store_true",
+                       help="no progress bar (none either when stdout is not a terminal)")
+        p.set_defaults(func=cmd_run)
+
+    run_parser("run", "run (or resume) a SelfScore batch", None, None, 0)
+    run_parser("demo", "a small offline SelfScore batch with a judge sanity report", 2, 3, 2)
+
+
+def add_stored_run_commands(sub) -> None:
+    """Add the commands over stored runs and transcripts: ``runs``, ``rescore``, ``export``,
+    ``score``, ``rejudge`` and ``compare``."""
+    p = sub.add_parser("runs", help="list the runs in the store")
+    add_config_args(p)
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("rescore", help="recompute every figure of a run from the store (no LLM calls)")
+    add_config_args(p)
+    p.add_argument("run", help="run id or name")
+    p.add_argument("--formula", choices=["paper", "agent_only"])
+    p.set_defaults(func=cmd_rescore)
+
+    p = sub.add_parser("export", help="export a run as JSONL (per interaction, per turn) and CSV")
+    add_config_args(p)
+    p.add_argument("run", help="run id or name")
+    p.add_argument("--out", help="output folder")
+    p.add_argument("--format", default="jsonl,csv", help="jsonl, csv or jsonl,csv")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("score", help="score transcripts made elsewhere")
+    p.add_argument("benchmark", choices=["selfscore", "noisytoolbench"])
+    add_config_args(p)
+    p.add_argument("--transcripts", required=True, help="JSONL, one interaction per line (docs/data-formats.md)")
+    p.add_argument("--out", required=True, help="output: JSONL (selfscore) or CSV (noisytoolbench)")
+    p.add_argument("--threshold", type=float, default=0.4, help="noisytoolbench: question-match threshold")
+    p.add_argument("--a2-method", default="exact-set", choices=["exact-set", "llm-judge"])
+    p.add_argument("--embedding-model", default="minilm", choices=["minilm", "paraphrase-minilm-l3"],
+                   help="noisytoolbench: question-match embeddings")
+    p.add_argument("--ask-match", default="message", choices=["message", "question"],
+                   help="noisytoolbench: compare the whole asking message (thought + question, "
+                        "official) or the question alone")
+    p.add_argument("--no-judge", action="store_true", help="never call a judge; missing fields are errors")
+    p.add_argument("--formula", choices=["paper", "agent_only"])
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("rejudge", help="judge a stored run's conversations again with other judges "
+                       "(no conversation is re-run)")
+    add_config_args(p)
+    p.add_argument("run", help="run id or name")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="re-judge K times (judge seed + k) to measure judge reliability")
+    p.add_argument("--concurrency", type=int)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_rejudge)
+
+    p = sub.add_parser("compare", help="ANOVA, Tukey HSD, Mann-Whitney U, judge agreement and "
+                       "reliability, weight sensitivity across runs; HTML report with plots")
+    add_config_args(p)
+    p.add_argument("runs", nargs="+", help="run ids or names (one run gives its distributions only)")
+    p.add_argument("--out", help="folder for report.html (default next to the store, compare/)")
+    p.set_defaults(func=cmd_compare)
+
+
+def add_sanity_command(sub) -> None:
+    """Add ``sanity``: the judges' and the simulated user's sanity sets."""
+    p = sub.add_parser("sanity", help="can the judges tell helpful from useless, solved from unsolved, "
+                       "and the simulated user a fix from a non-fix?")
+    add_config_args(p)
+    p.add_argument("--pairs", type=int, default=12,
+                   help="helpfulness pairs (max 12); complexity pairs: all 9 with 12, else half")
+    p.add_argument("--solved", type=int, default=0, metavar="N",
+                   help="solved-check conversations, balanced solved/unsolved (default 0: all 26)")
+    p.add_argument("--outcome", type=int, default=0, metavar="N",
+                   help="simulated-user outcome scenarios, balanced fix/no fix (default 0: all 22)")
+    p.add_argument("--turns", type=int, default=0, metavar="N",
+                   help="helpfulness pairs inside conversations, agent and user messages (default 0: all 15)")
+    p.add_argument("--stability", type=int, default=0, metavar="N",
+                   help="messages judged 5 times each at once, to report the spread of the scores (default 0: all 4)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sanity)
