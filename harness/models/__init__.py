@@ -1,1 +1,34 @@
-"""harness.models."""
+"""Model access: roles to chat models (``llm``), retries and error classes (``retry``), a
+circuit breaker per endpoint (``circuit``), the embedded llama.cpp server (``engine``), model
+files shipped on PyPI (``model_files``) and offline MiniLM embeddings (``embeddings``).
+
+The face below names what other packages use (imported on first use, see harness/face.py);
+README.md beside this file says what lives here and what it may import.
+"""
+from harness.face import lazy_face
+
+FACE = {
+    "CircuitOpenError": "circuit",
+    "EMBEDDED_MODELS": "model_files",
+    "EmbeddingModelMissing": "embeddings",
+    "EngineError": "engine",
+    "EngineManager": "engine",
+    "MiniLMEmbedder": "embeddings",
+    "ModelCallError": "retry",
+    "ModelFileError": "model_files",
+    "ReliabilityScope": "circuit",
+    "RoleClient": "llm",
+    "ask_yes_no": "llm",
+    "cache_dir": "model_files",
+    "chat_model_for": "llm",
+    "check_embedder": "embeddings",
+    "cosine": "embeddings",
+    "default_embedder": "embeddings",
+    "embed": "embeddings",
+    "embedder_for": "embeddings",
+    "ensure_model": "model_files",
+    "find_server_binary": "engine",
+    "reliability_scope": "circuit",
+}
+__all__ = sorted(FACE)
+__getattr__, __dir__ = lazy_face(__name__, FACE)

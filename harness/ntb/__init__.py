@@ -6,3 +6,28 @@ OpenAI tool schemas and the argument normalisation shared by the environment and
 examples, templates, an optional LLM simulator). The method is restated in
 ``harness/data/noisytoolbench/SOURCE.md`` and the project's NoisyToolBench documentation.
 """
+from harness.face import lazy_face
+
+FACE = {
+    "Case": "cases",
+    "CaseError": "cases",
+    "DATASET": "batch",
+    "NtbBatch": "batch",
+    "PROTOCOL_VERSIONS": "agent",
+    "SimulatedToolUser": "user",
+    "StoreStepSink": "batch",
+    "arun_ntb": "batch",
+    "compare_runs": "report",
+    "export_run": "report",
+    "load_case": "cases",
+    "load_cases": "cases",
+    "problem_row": "batch",
+    "run_rows": "report",
+    "score_ntb_transcripts": "transcripts",
+    "score_row": "batch",
+    "scoring_data_sha": "batch",
+    "selected_cases": "batch",
+    "text_tables": "report",
+}
+__all__ = sorted(FACE)
+__getattr__, __dir__ = lazy_face(__name__, FACE)

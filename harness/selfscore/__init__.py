@@ -1,1 +1,55 @@
-"""harness.selfscore."""
+"""SelfScore: the users and agents, the judges and their prompts, complexity, the solved-check,
+cost, the batch runner and its store sink, figures and scoring formulas, transcript scoring,
+re-judging, RAG, the sanity sets and the adversarial robustness suite.
+
+The face below names what other packages use (imported on first use, see harness/face.py);
+README.md beside this file says what lives here and what it may import.
+"""
+from harness.face import lazy_face
+
+FACE = {
+    "AgentTurnCost": "cost",
+    "EXPORT_FIELDS": "scoring",
+    "KnowledgeBase": "rag",
+    "PlainAgent": "participants",
+    "Progress": "batch",
+    "ProgressFn": "batch",
+    "RagAgent": "rag",
+    "Reason": "judges",
+    "SCORER_VERSION": "scoring",
+    "ScriptedAgent": "participants",
+    "ScriptedUser": "participants",
+    "SelfScoreBatch": "batch",
+    "SelfScoreJudges": "judges",
+    "SimulatedUser": "participants",
+    "StoreTurnSink": "batch",
+    "StructuredJudge": "judges",
+    "TranscriptError": "transcripts",
+    "arun_selfscore": "batch",
+    "call_rows": "batch",
+    "complexity_pairs_for": "sanity",
+    "create_rejudge_run": "rejudge",
+    "finish_run": "batch",
+    "history_from_turns": "batch",
+    "interaction_figures": "figures",
+    "load_suite": "adversarial",
+    "new_run": "batch",
+    "prepare_problem": "batch",
+    "raise_problems": "transcripts",
+    "record_failure": "batch",
+    "rejudge_config": "rejudge",
+    "replays": "rejudge",
+    "rescore_run": "figures",
+    "run_all": "batch",
+    "run_name": "batch",
+    "run_robustness": "adversarial",
+    "run_sanity": "sanity",
+    "score_row": "figures",
+    "score_transcripts": "transcripts",
+    "summarize": "scoring",
+    "turn_quality": "scoring",
+    "verdict_text": "adversarial",
+    "weighted_complexity": "scoring",
+}
+__all__ = sorted(FACE)
+__getattr__, __dir__ = lazy_face(__name__, FACE)

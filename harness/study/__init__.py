@@ -1,1 +1,22 @@
-"""harness.study."""
+"""Statistics and reports over stored runs: the run report, exports, statistics across runs
+(ANOVA, Tukey, Mann-Whitney, agreement, reliability), the HTML comparison report and its plots,
+and the voice and call figures.
+
+The face below names what other packages use (imported on first use, see harness/face.py);
+README.md beside this file says what lives here and what it may import.
+"""
+from harness.face import lazy_face
+
+FACE = {
+    "call_lines": "call_report",
+    "export_run": "export",
+    "human_llm_agreement": "agreement",
+    "report_markdown": "report",
+    "run_distributions_png": "report_plots",
+    "voice_lines": "voice_report",
+    "write_csv": "export",
+    "write_html_report": "html_report",
+    "write_report": "report",
+}
+__all__ = sorted(FACE)
+__getattr__, __dir__ = lazy_face(__name__, FACE)
