@@ -65,6 +65,8 @@ class Runtime:
             ensure_model(model)
 
     def client(self, role: str) -> RoleClient:
+        """The role's :class:`RoleClient`, built once; an embedded role's client can restart its
+        server (``heal``) when the default chat models are used."""
         if role not in self._clients:
             spec = self.config.role(role)
             heal = None
@@ -74,6 +76,7 @@ class Runtime:
         return self._clients[role]
 
     def structured_judge(self, role: str) -> StructuredJudge:
+        """A :class:`StructuredJudge` on the role's client (``run.judge_retries`` retries)."""
         return StructuredJudge(self.client(role), self.config.run.judge_retries)
 
     def user(self, scripts: dict[str, list[str]], openings: dict[str, str] | None = None) -> User:
@@ -173,6 +176,8 @@ class Runtime:
                                helpfulness_bounds=scoring.helpfulness_bounds)
 
     def selfscore_graph(self, user: User, agent: Agent, sink, checkpointer=None):
+        """The SelfScore turn-loop graph of ``user`` and ``agent``: the turn judges, the agent's cost
+        model, ``sink`` for each finished turn, and the solved-check stop."""
         cfg = self.config
         return build_selfscore_graph(
             user=user, agent=agent, judges=self.turn_judges(),
@@ -181,6 +186,7 @@ class Runtime:
         )
 
     def close(self) -> None:
+        """Stop the embedded servers this runtime started."""
         self.engine.close()
 
     def __enter__(self) -> "Runtime":

@@ -51,6 +51,7 @@ class ModelSpec(_Strict):
 
     @property
     def embedded(self) -> bool:
+        """True when the role has no ``base_url`` (the embedded llama.cpp server serves it)."""
         return self.base_url is None
 
     def label(self) -> str:
@@ -90,6 +91,7 @@ class CostConfig(_Strict):
 
 
 class ScoringConfig(_Strict):
+    """How SelfScore's figures are computed and how the judges read a message."""
     formula: Literal["paper", "agent_only"] = "paper"
     weights: tuple[float, float, float] = (0.5, 0.4, 0.1)
     manipulation_defence: bool = Field(
@@ -114,6 +116,7 @@ class ScoringConfig(_Strict):
 
 
 class RunConfig(_Strict):
+    """One batch: the dataset slice, turns, concurrency, seed, the user and agent, the checks."""
     dataset: str = "ubuntu_irc_troubleshooting"
     limit: int = Field(3, ge=1)
     offset: int = Field(0, ge=0)
@@ -276,6 +279,7 @@ class VoiceConfig(_Strict):
 
 
 class Config(_Strict):
+    """The whole configuration: every section, roles filled with the defaults (:func:`load_config`)."""
     store: str = "runs/deskbench.sqlite"
     roles: dict[str, ModelSpec] = Field(default_factory=_default_roles)
     engine: EngineConfig = Field(default_factory=EngineConfig)
@@ -299,6 +303,7 @@ class Config(_Strict):
         return full
 
     def role(self, name: str) -> ModelSpec:
+        """The :class:`ModelSpec` of role ``name`` (``KeyError`` for an unknown role)."""
         return self.roles[name]
 
 

@@ -24,11 +24,13 @@ class LiveStore:
 
     # -- writes ----------------------------------------------------------------------------
     def create_study(self, study_id: str, name: str, config: Mapping[str, Any]) -> None:
+        """Insert an open study with its config (stored as JSON)."""
         with self.writer._transaction():
             self.writer._insert("studies", {"id": study_id, "name": name, "status": "open",
                                             "created_at": now(), "config_json": json.dumps(config)})
 
     def set_study_status(self, study_id: str, status: str) -> None:
+        """Set a study's status."""
         with self.writer._transaction():
             self.writer._conn.execute("UPDATE studies SET status=? WHERE id=?", (status, study_id))
 
@@ -40,6 +42,8 @@ class LiveStore:
                                 verb="INSERT OR IGNORE")
 
     def create_session(self, row: Mapping[str, Any]) -> str:
+        """Insert a live session (status ``active`` unless ``row`` sets one); returns its id,
+        ``row["id"]`` or a new random token."""
         session_id = row.get("id") or secrets.token_urlsafe(16)
         with self.writer._transaction():
             self.writer._insert("live_sessions", {"status": "active", "created_at": now(),
@@ -47,6 +51,7 @@ class LiveStore:
         return session_id
 
     def end_session(self, session_id: str, status: str = "ended") -> None:
+        """Set a session's status (default ``ended``) and its end time."""
         with self.writer._transaction():
             self.writer._conn.execute("UPDATE live_sessions SET status=?, ended_at=? WHERE id=?",
                                       (status, now(), session_id))
@@ -83,6 +88,7 @@ class LiveStore:
         return self.reader._rows(sql, params)
 
     def study(self, study_id: str) -> dict[str, Any] | None:
+        """A study row with its config parsed (``config``), or None."""
         rows = self._rows("SELECT * FROM studies WHERE id=?", (study_id,))
         if not rows:
             return None
@@ -91,16 +97,19 @@ class LiveStore:
         return row
 
     def studies(self) -> list[dict[str, Any]]:
+        """Every study, oldest first, with its config parsed (``config``)."""
         rows = self._rows("SELECT * FROM studies ORDER BY created_at")
         for r in rows:
             r["config"] = json.loads(r["config_json"] or "{}")
         return rows
 
     def participant(self, participant_id: str) -> dict[str, Any] | None:
+        """A participant row, or None."""
         rows = self._rows("SELECT * FROM participants WHERE id=?", (participant_id,))
         return rows[0] if rows else None
 
     def session(self, session_id: str) -> dict[str, Any] | None:
+        """A live session row, or None."""
         rows = self._rows("SELECT * FROM live_sessions WHERE id=?", (session_id,))
         return rows[0] if rows else None
 
@@ -112,9 +121,11 @@ class LiveStore:
         return rows[0] if rows else None
 
     def count_interactions(self, run_id: str) -> int:
+        """The number of interactions of a run."""
         return self._rows("SELECT COUNT(*) AS n FROM interactions WHERE run_id=?", (run_id,))[0]["n"]
 
     def sessions_of(self, study_id: str, participant_id: str) -> list[dict[str, Any]]:
+        """A participant's sessions in a study, oldest first."""
         return self._rows("SELECT * FROM live_sessions WHERE study_id=? AND participant_id=? "
                           "ORDER BY created_at", (study_id, participant_id))
 
@@ -125,14 +136,17 @@ class LiveStore:
         return {(r["task_id"], r["agent"]): r["n"] for r in rows}
 
     def sessions_of_study(self, study_id: str) -> list[dict[str, Any]]:
+        """Every session of a study, oldest first."""
         return self._rows("SELECT * FROM live_sessions WHERE study_id=? ORDER BY created_at",
                           (study_id,))
 
     def human_judgments(self, interaction_id: str) -> list[dict[str, Any]]:
+        """An interaction's human ratings (judgments of kind ``human_*``), by turn."""
         return self._rows("SELECT * FROM judgments WHERE interaction_id=? AND kind LIKE 'human_%' "
                           "ORDER BY turn_index, id", (interaction_id,))
 
     def judgments(self, interaction_id: str) -> list[dict[str, Any]]:
+        """Every judgment of an interaction (LLM and human), by turn."""
         return self._rows("SELECT * FROM judgments WHERE interaction_id=? ORDER BY turn_index, id",
                           (interaction_id,))
 
@@ -143,6 +157,7 @@ class LiveStore:
             "created_at, ended_at FROM live_sessions WHERE run_id=? ORDER BY created_at", (run_id,))
 
     def human_ratings_of_run(self, run_id: str) -> list[dict[str, Any]]:
+        """Every human rating of a run: interaction, turn, kind, score, rater and time."""
         return self._rows(
             "SELECT j.interaction_id, j.turn_index, j.kind, j.score, j.rater, j.created_at FROM "
             "judgments j JOIN interactions i ON i.id=j.interaction_id WHERE i.run_id=? AND "

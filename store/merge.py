@@ -51,6 +51,7 @@ class MergeReport:
     rows: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
+        """The report as one line: runs, interactions copied, updated, unchanged or kept, rows written."""
         rows = ", ".join(f"{n} {t}" for t, n in self.rows.items() if n) or "no rows"
         return (f"{self.source}: run {', '.join(self.runs) or '-'}: {self.copied} interaction(s) copied, "
                 f"{self.replaced} updated, {self.unchanged} unchanged, {self.kept_newer} kept (target "

@@ -23,6 +23,7 @@ class StoreReader:
 
     # -- runs ------------------------------------------------------------------------------
     def runs(self) -> list[dict[str, Any]]:
+        """Every run, oldest first, with ``n_interactions`` and ``n_completed`` counts."""
         return self._rows(
             "SELECT r.*, (SELECT COUNT(*) FROM interactions i WHERE i.run_id=r.id) AS n_interactions, "
             "(SELECT COUNT(*) FROM interactions i WHERE i.run_id=r.id AND i.status='completed') "
@@ -48,10 +49,13 @@ class StoreReader:
 
     # -- problems and preprocessing --------------------------------------------------------
     def problem(self, problem_id: str) -> dict[str, Any] | None:
+        """A problem row, or None."""
         rows = self._rows("SELECT * FROM problems WHERE id=?", (problem_id,))
         return rows[0] if rows else None
 
     def preprocessing(self, problem_id: str, kind: str, model: str, prompt_version: str) -> str | None:
+        """The stored preprocessing text of a problem for this kind, model and prompt version,
+        or None."""
         rows = self._rows(
             "SELECT text FROM preprocessing WHERE problem_id=? AND kind=? AND model=? "
             "AND prompt_version=?", (problem_id, kind, model, prompt_version),
@@ -60,6 +64,8 @@ class StoreReader:
 
     # -- interactions ----------------------------------------------------------------------
     def interactions(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's interactions in position order, each with its problem's question, task id,
+        reference answer and metadata."""
         return self._rows(
             "SELECT i.*, p.question, p.task_id, p.reference_answer, p.metadata_json FROM interactions i "
             "JOIN problems p ON p.id=i.problem_id WHERE i.run_id=? ORDER BY i.position",
@@ -67,15 +73,18 @@ class StoreReader:
         )
 
     def interaction(self, interaction_id: str) -> dict[str, Any] | None:
+        """An interaction row, or None."""
         rows = self._rows("SELECT * FROM interactions WHERE id=?", (interaction_id,))
         return rows[0] if rows else None
 
     def turns(self, interaction_id: str) -> list[dict[str, Any]]:
+        """An interaction's turn rows in turn order."""
         return self._rows(
             "SELECT * FROM turns WHERE interaction_id=? ORDER BY turn_index", (interaction_id,)
         )
 
     def turns_for_run(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        """A run's turn rows by interaction id, each list in turn order."""
         out: dict[str, list[dict[str, Any]]] = {}
         for row in self._rows(
             "SELECT t.* FROM turns t JOIN interactions i ON i.id=t.interaction_id "
@@ -85,6 +94,7 @@ class StoreReader:
         return out
 
     def judgments_for_run(self, run_id: str) -> list[dict[str, Any]]:
+        """Every judgment row of a run, by interaction, turn and id."""
         return self._rows(
             "SELECT j.* FROM judgments j JOIN interactions i ON i.id=j.interaction_id "
             "WHERE i.run_id=? ORDER BY j.interaction_id, j.turn_index, j.id", (run_id,),
@@ -109,6 +119,7 @@ class StoreReader:
         )
 
     def scores(self, run_id: str, scorer: str = "selfscore") -> list[dict[str, Any]]:
+        """A run's score rows of ``scorer`` in interaction order, each with ``figures`` parsed."""
         rows = self._rows(
             "SELECT s.* FROM scores s JOIN interactions i ON i.id=s.interaction_id "
             "WHERE s.run_id=? AND s.scorer=? ORDER BY i.position, s.id", (run_id, scorer),
@@ -130,4 +141,5 @@ class StoreReader:
         return out
 
     def llm_calls(self, interaction_id: str) -> list[dict[str, Any]]:
+        """An interaction's LLM call rows in the order they were written."""
         return self._rows("SELECT * FROM llm_calls WHERE interaction_id=? ORDER BY id", (interaction_id,))

@@ -67,6 +67,8 @@ class StoreWriter:
                              verb="INSERT OR IGNORE")
 
     def set_run_status(self, run_id: str, status: str, detail: str | None = None) -> None:
+        """Set a run's status and ``stop_detail``; any status but ``running`` also sets
+        ``finished_at`` (``running`` clears it)."""
         with self._transaction():
             self._conn.execute(
                 "UPDATE runs SET status=?, finished_at=?, stop_detail=? WHERE id=?",
@@ -74,11 +76,14 @@ class StoreWriter:
             )
 
     def upsert_problems(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Insert or replace problem rows, in one transaction."""
         with self._transaction():
             for row in rows:
                 self._insert("problems", row, verb="INSERT OR REPLACE")
 
     def put_preprocessing(self, row: Mapping[str, Any]) -> None:
+        """Insert or replace one preprocessing row (a problem's text for a kind, model and prompt
+        version)."""
         with self._transaction():
             self._insert("preprocessing", {"created_at": now(), **row}, verb="INSERT OR REPLACE")
 
@@ -92,6 +97,7 @@ class StoreWriter:
             )
 
     def update_interaction(self, interaction_id: str, **fields: Any) -> None:
+        """Set the given columns of an interaction row."""
         sets = ", ".join(f"[{k}]=?" for k in fields)
         with self._transaction():
             self._conn.execute(
@@ -155,6 +161,7 @@ class StoreWriter:
         return n
 
     def close(self) -> None:
+        """Close the store's connection."""
         self._conn.close()
 
 

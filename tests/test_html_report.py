@@ -9,9 +9,8 @@ import pytest
 
 from harness.study.html_report import text_summary, write_html_report
 from harness.selfscore.scoring import score_interaction
-from harness.study.statistics import (
-    TUKEY_COLUMNS, compare_runs, judge_comparison, judge_reliability, weight_sensitivity,
-)
+from harness.study.judge_statistics import judge_comparison, judge_reliability
+from harness.study.statistics import TUKEY_COLUMNS, compare_runs, weight_sensitivity
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -5,9 +5,10 @@ from collections import Counter
 
 import pytest
 
-from harness.ntb.cases import (CATEGORIES, DATA_DIR, ArgumentsError, CaseError, api_callable_name, api_specs,
-                               canonical_arguments, case_key, data_sha256, load_case, load_cases, normalise_arguments,
-                               openai_tools, parameter_name, parse_arguments, resolve_api_name, standardize)
+from harness.ntb.arguments import ArgumentsError, canonical_arguments, normalise_arguments, parse_arguments
+from harness.ntb.cases import (CATEGORIES, DATA_DIR, CaseError, api_specs, case_key, data_sha256, load_case, load_cases,
+                               openai_tools, resolve_api_name)
+from harness.ntb.toolbench import api_callable_name, parameter_name, standardize
 
 
 @pytest.fixture(scope="module")

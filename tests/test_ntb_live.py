@@ -269,7 +269,7 @@ async def test_sessions_of_one_configuration_share_a_run_that_ntb_export_reads(l
 
 
 def test_the_page_shows_questions_calls_and_scores():
-    from harness.live.ntb_sessions import NOISE, NtbSessionView
+    from harness.live.ntb_views import NOISE, NtbSessionView
     from ui.ntb_tab import chat_messages, private_text, scores_text, status_line
     steps = [{"type": "ask", "text": "Which date?", "reply": "2022-07-20"},
              {"type": "call", "name": CALL, "arguments": {"date": "2022-07-20"}, "observation": "x" * 5000,

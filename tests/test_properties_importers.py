@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from harness.tasks.datasets import DatasetError, _task_from, load_dataset
 from harness.tasks.jsonl import JsonlError
 from harness.ntb.transcripts import read_ntb_transcripts
-from harness.tasks.stackexchange import StackExchangeImportError, html_to_text, import_dump, pair_turns, write_tasks
+from harness.tasks.stackexchange import StackExchangeImportError, import_dump, write_tasks
+from harness.tasks.stackexchange_text import html_to_text
+from harness.tasks.stackexchange_threads import pair_turns
 from harness.selfscore.transcripts import TranscriptError, read_transcripts
 from harness.tasks.ubuntu_irc import import_ubuntu_irc, thread_to_task
 

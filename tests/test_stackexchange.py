@@ -9,8 +9,9 @@ from xml.sax.saxutils import quoteattr
 import pytest
 
 from harness.tasks.datasets import load_dataset
-from harness.tasks.stackexchange import (StackExchangeImportError, html_to_text, import_dump, pair_turns,
-                                   parse_tags, site_name, write_tasks)
+from harness.tasks.stackexchange import StackExchangeImportError, import_dump, site_name, write_tasks
+from harness.tasks.stackexchange_text import html_to_text, parse_tags
+from harness.tasks.stackexchange_threads import pair_turns
 
 DUMP = Path(__file__).parent / "fixtures" / "stackexchange_conlang_meta"
 

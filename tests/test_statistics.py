@@ -10,10 +10,10 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
+from harness.study.judge_statistics import judge_comparison, judge_reliability
 from harness.study.statistics import (
     MANN_WHITNEY_METRICS, TUKEY_COLUMNS, anova, bootstrap_ci, clean, compare_runs,
-    judge_comparison, judge_reliability, mann_whitney, mann_whitney_metrics, tukey_hsd,
-    weight_sensitivity,
+    mann_whitney, mann_whitney_metrics, tukey_hsd, weight_sensitivity,
 )
 
 KNOWN = {"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0], "c": [7.0, 8.0, 9.0]}

@@ -22,6 +22,7 @@ STOPS = {"answered": "the agent gave its final answer", "max_steps": "the step l
 
 
 def warn(exc: Exception) -> str:
+    """A refusal or error as the status line shows it (a warning sign, then the message)."""
     return f"⚠️ {exc}"
 
 
@@ -57,6 +58,7 @@ def chat_messages(view: NtbSessionView | None) -> list[dict[str, str]]:
 
 
 def instruction_text(view: NtbSessionView | None) -> str:
+    """Markdown naming the case and its category and quoting the instruction the agent got."""
     if view is None:
         return ""
     return (f"**Case {view.case}** ({view.category}). **Your instruction**, as you typed it to "
@@ -64,6 +66,8 @@ def instruction_text(view: NtbSessionView | None) -> str:
 
 
 def private_text(view: NtbSessionView | None) -> str:
+    """The note only the person sees: what they really meant, what is wrong with the
+    instruction, and how to answer."""
     if view is None:
         return ""
     return ("🔒 **Private: only you see this; the agent does not.**\n\n"
@@ -72,6 +76,7 @@ def private_text(view: NtbSessionView | None) -> str:
 
 
 def status_line(view: NtbSessionView | None) -> str:
+    """The line under the chat: what to do next, the step count, or why the session ended."""
     if view is None:
         return "Enter a case id (e.g. IMKI/3, or leave it empty for a random case) and press Start case."
     if view.status == "ended":
@@ -117,6 +122,35 @@ def outputs_for(view: NtbSessionView | None, ids: dict, note: str = "") -> tuple
 
 
 # -- the tab ----------------------------------------------------------------------------------
+def _layout(cfg) -> tuple:
+    """Lay out the tab; returns (tab, case box, Start, answer box, Send, Continue, End, the
+    handlers' outputs: chat, instruction, private note, status, scores, ids)."""
+    with gr.Tab("NoisyToolBench", id="ntb") as tab:
+        gr.Markdown("# NoisyToolBench: you are the user\nAn agent with APIs works on your "
+                    "instruction, which lacks something. It may ask you a clarifying question: "
+                    "answer it as the user, using what you really meant. Its API calls are "
+                    "shown as they happen; at the end the session is scored (A1, A2, A3, Re, Steps).")
+        with gr.Row():
+            case_id = gr.Textbox(label="Case", placeholder="e.g. IMKI/3 (empty: a random case)",
+                                 max_length=32, elem_id="ntb-case")
+            start_btn = gr.Button("Start case", variant="primary", elem_id="ntb-start")
+        instruction = gr.Markdown(elem_id="ntb-instruction")
+        private = gr.Markdown(elem_id="ntb-private")
+        chat = gr.Chatbot(label="The agent at work", height=420, elem_id="ntb-chat",
+                          feedback_options=None)
+        answer = gr.Textbox(label="Your answer to the agent's question", lines=2,
+                            max_length=cfg.max_message_chars, elem_id="ntb-answer")
+        with gr.Row():
+            send_btn = gr.Button("Send answer", variant="primary", elem_id="ntb-send")
+            continue_btn = gr.Button("Continue", elem_id="ntb-continue")
+            end_btn = gr.Button("End session", elem_id="ntb-end")
+        status = gr.Markdown(elem_id="ntb-status")
+        scores = gr.Markdown(elem_id="ntb-scores")
+        ids = gr.BrowserState(dict(EMPTY_IDS), storage_key="deskbench-ntb")
+    return (tab, case_id, start_btn, answer, send_btn, continue_btn, end_btn,
+            [chat, instruction, private, status, scores, ids])
+
+
 def build_ntb_tab(services: AppServices) -> None:
     """Lay out the NoisyToolBench tab (inside ``gr.Tabs``) and wire its handlers."""
     ntb, cfg = services.ntb, services.config.app
@@ -167,30 +201,8 @@ def build_ntb_tab(services: AppServices) -> None:
         ids = {**EMPTY_IDS, **(ids or {})}
         return outputs_for(await current(ids), ids)
 
-    with gr.Tab("NoisyToolBench", id="ntb") as tab:
-        gr.Markdown("# NoisyToolBench: you are the user\nAn agent with APIs works on your "
-                    "instruction, which lacks something. It may ask you a clarifying question: "
-                    "answer it as the user, using what you really meant. Its API calls are "
-                    "shown as they happen; at the end the session is scored (A1, A2, A3, Re, Steps).")
-        with gr.Row():
-            case_id = gr.Textbox(label="Case", placeholder="e.g. IMKI/3 (empty: a random case)",
-                                 max_length=32, elem_id="ntb-case")
-            start_btn = gr.Button("Start case", variant="primary", elem_id="ntb-start")
-        instruction = gr.Markdown(elem_id="ntb-instruction")
-        private = gr.Markdown(elem_id="ntb-private")
-        chat = gr.Chatbot(label="The agent at work", height=420, elem_id="ntb-chat",
-                          feedback_options=None)
-        answer = gr.Textbox(label="Your answer to the agent's question", lines=2,
-                            max_length=cfg.max_message_chars, elem_id="ntb-answer")
-        with gr.Row():
-            send_btn = gr.Button("Send answer", variant="primary", elem_id="ntb-send")
-            continue_btn = gr.Button("Continue", elem_id="ntb-continue")
-            end_btn = gr.Button("End session", elem_id="ntb-end")
-        status = gr.Markdown(elem_id="ntb-status")
-        scores = gr.Markdown(elem_id="ntb-scores")
-        ids = gr.BrowserState(dict(EMPTY_IDS), storage_key="deskbench-ntb")
-
-    outputs = [chat, instruction, private, status, scores, ids]
+    tab, case_id, start_btn, answer, send_btn, continue_btn, end_btn, outputs = _layout(cfg)
+    ids = outputs[-1]  # the browser's ids, read and updated by every handler
     start_btn.click(on_start, [case_id, ids], outputs, concurrency_limit=cfg.concurrency,
                     api_visibility="private")
     answer_event = dict(fn=on_answer, inputs=[answer, ids], outputs=[*outputs, answer],

@@ -21,6 +21,7 @@ STUDY_COLUMNS = ["id", "name", "status", "mode", "agents", "participants", "sess
 
 
 def warn(exc: Exception) -> str:
+    """A refusal or error as the status line shows it (a warning sign, then the message)."""
     return f"⚠️ {exc}"
 
 
@@ -34,6 +35,9 @@ class OrganiserHandlers:
         self.out_dir = services.out_dir
 
     def guarded(self, fn: Callable[..., tuple], n_out: int) -> Callable[..., tuple]:
+        """Wrap ``fn`` (of ``n_out`` outputs) so that it takes the secret first and checks it;
+        a wrong secret, a LiveError or a ValueError shows a warning and leaves the other
+        outputs unchanged."""
         def wrapper(secret, *args):
             try:
                 self.services.check_secret(secret)
@@ -48,6 +52,8 @@ class OrganiserHandlers:
         return f"{self.services.app_url.rstrip('/')}/?study={study_id}"
 
     def studies_table(self) -> list[list[Any]]:
+        """Rows of the studies table (``STUDY_COLUMNS``): counts of participants, sessions and
+        ended sessions, and the link participants join at."""
         rows = []
         for s in self.store.studies():
             sessions = self.store.sessions_of_study(s["id"])
@@ -63,9 +69,12 @@ class OrganiserHandlers:
         return (note, table, gr.update(choices=[(f"{r[1]} ({r[0]}, {r[2]})", r[0]) for r in table]))
 
     def show_studies(self) -> tuple:
+        """Show studies: the table and the study picker, with no note."""
         return self.studies_outputs()
 
     def create_study(self, name, dataset, limit, agents, mode, max_sessions, consent) -> tuple:
+        """Create a study from the form (raises LiveError or ValueError on an invalid one);
+        the note gives its participants' link."""
         spec = StudySpec(name=name, dataset=dataset, task_limit=int(limit) if limit else None,
                          agents=list(agents or []), mode=mode, max_sessions=int(max_sessions or 1),
                          consent=consent)
@@ -73,12 +82,14 @@ class OrganiserHandlers:
         return self.studies_outputs(f"Study created. Participants join at **{self.study_link(study_id)}**")
 
     def close_study(self, study_id: str | None) -> tuple:
+        """Close the chosen study to new participants; its data and joined participants stay."""
         study = self.studies.close(self._chosen(study_id))
         return self.studies_outputs(
             f"Study **{study['name']}** ({study['id']}) is closed: new participants are refused; "
             "those who joined may finish; all its data is kept. Reopen it to admit new ones.")
 
     def reopen_study(self, study_id: str | None) -> tuple:
+        """Admit new participants to the chosen study again; the note gives its link."""
         study = self.studies.reopen(self._chosen(study_id))
         return self.studies_outputs(
             f"Study **{study['name']}** ({study['id']}) is open again: participants join at "
@@ -92,11 +103,14 @@ class OrganiserHandlers:
 
     # -- results ---------------------------------------------------------------------------
     def list_runs(self) -> tuple:
+        """(no note, the runs table, the run picker's and the compare picker's choices)."""
         rows = results.runs_table(self.reader)
         choices = [(f"{r[1]} ({r[0]})", r[0]) for r in rows]
         return ("", rows, gr.update(choices=choices), gr.update(choices=choices))
 
     def show_run(self, run_id) -> tuple:
+        """(no note, the run's report, its distributions PNG, the conversation picker set to its
+        first conversation); raises LiveError without a run."""
         if not run_id:
             raise LiveError("Choose a run.")
         text, png = results.run_summary(self.reader, self.store, run_id, self.out_dir)
@@ -104,11 +118,14 @@ class OrganiserHandlers:
         return ("", text, str(png), gr.update(choices=convs, value=convs[0][1] if convs else None))
 
     def show_conversation(self, interaction_id) -> tuple:
+        """(no note, the conversation turn by turn with its judgments; "" without one)."""
         if not interaction_id:
             return ("", "")
         return ("", results.conversation_markdown(self.reader, self.store, interaction_id))
 
     def compare(self, run_ids) -> tuple:
+        """Write the comparison report of the chosen runs under ``out_dir/compare``; returns (no
+        note, its text summary as a code block, the report's path)."""
         if not run_ids:
             raise LiveError("Choose one or more runs to compare.")
         from harness.study.compare import compare as compare_runs
@@ -116,6 +133,8 @@ class OrganiserHandlers:
         return ("", f"```\n{text}\n```", str(path))
 
     def export(self, run_id) -> tuple:
+        """Export the chosen run (with its live sessions and human ratings) under
+        ``out_dir/exports``; returns (no note, the written files' paths)."""
         if not run_id:
             raise LiveError("Choose a run.")
         folder = self.out_dir / "exports" / results._safe(run_id)

@@ -24,6 +24,12 @@ ROLE_HELP = ("override one role setting, ROLE.KEY=VALUE (repeatable), e.g. "
 
 
 def role_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``--role ROLE.KEY=VALUE`` items as ``{role: {key: value}}`` (a ``base_url`` of ``""``,
+    ``none`` or ``embedded`` becomes None).
+
+    Raises:
+        ConfigError: an item that is not ``ROLE.KEY=VALUE``.
+    """
     roles: dict[str, dict[str, Any]] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
@@ -36,6 +42,8 @@ def role_overrides(items: list[str] | None) -> dict[str, Any]:
 
 
 def add_config_args(p: argparse.ArgumentParser) -> None:
+    """Add the flags every command shares: ``--config``, ``--store``, ``--role`` (repeatable),
+    ``--fast``."""
     p.add_argument("--config", help="TOML config file (docs/configuration.md)")
     p.add_argument("--store", help="SQLite store file (default runs/deskbench.sqlite)")
     p.add_argument("--role", action="append", metavar="ROLE.KEY=VALUE", help=ROLE_HELP)
@@ -46,6 +54,8 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
 
 def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
                   extra: dict[str, Any] | None = None) -> Config:
+    """The config of a command's flags: defaults < ``--config FILE`` < environment < ``--store``,
+    ``--role``, ``--fast``, ``run`` (the run section; None values left out) and ``extra`` sections."""
     overrides: dict[str, Any] = dict(extra or {})
     if getattr(args, "store", None):
         overrides["store"] = args.store
@@ -61,6 +71,8 @@ def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
 
 
 def progress_printer(progress_bar: Progress, task_id):
+    """A batch ``on_progress`` callback that moves ``task_id`` on the bar and shows the mean final
+    score, solved, failed and turns (per minute)."""
     def update(p):
         mean = f"{p.mean_final:.1f}" if p.mean_final is not None else "-"
         progress_bar.update(task_id, completed=p.done + p.failed, total=p.total, description=(
@@ -101,6 +113,9 @@ def run_config(args: argparse.Namespace):
 
 
 def finish_report(config: Config, run_id: str, progress, sanity_lines, out_dir: str | None) -> int:
+    """Write a finished run's report, exports and HTML figures (``out_dir``, default next to the
+    store), print the report and the paths; returns 3 (with the resume command) when
+    interactions failed, else 0."""
     from harness.study.export import export_run
     from harness.study.html_report import write_html_report
     from harness.study.report import report_markdown, write_report

@@ -10,6 +10,12 @@ from harness.cli.progress import counting
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """``deskbench import``: a Stack Exchange dump or #ubuntu IRC threads into a task file (``--split``:
+    also its knowledge-base and test halves); prints a summary and the files written, returns 0.
+
+    Raises:
+        ValueError: no dump folder given, or no question qualified.
+    """
     import json as _json
     from harness.tasks.split import split_ids, write_split
     from harness.tasks.stackexchange import import_dump, write_tasks
@@ -45,6 +51,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    """``deskbench models``: print the llama.cpp server binary and each embedded model's state;
+    ``--prepare`` assembles and verifies the installed ones (the default model must be). Returns 0."""
     from harness.models.engine import EngineError, find_server_binary
     from harness.models.model_files import EMBEDDED_MODELS, ModelFileError, cache_dir, ensure_model
     try:

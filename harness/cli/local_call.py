@@ -22,9 +22,11 @@ class LocalCallRuntime(Runtime):
         self.mic, self.first, self.sd = mic, first, sd
 
     def user(self, scripts):
+        """The caller at the microphone (``scripts`` are not used)."""
         return MicUser(self.mic, self.voice_link, self.first)
 
     def agent(self, replies, calls):
+        """The configured text agent, its replies spoken and played on the speakers."""
         return PlayingAgent(self.text_agent(replies, calls), self.voice_link, self.sd)
 
 

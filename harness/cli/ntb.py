@@ -34,6 +34,8 @@ def ntb_config(args: argparse.Namespace) -> Config:
 
 
 def cmd_ntb_run(args: argparse.Namespace) -> int:
+    """``deskbench ntb run``: run (or ``--resume``) NoisyToolBench cases, then export the run and
+    print its tables. Returns 0, 3 when cases failed (with the resume command), 130 when interrupted."""
     from harness.compose import Runtime
     from harness.ntb.batch import arun_ntb
 
@@ -73,6 +75,8 @@ def ntb_finish(config: Config, run_id: str, out_dir: str | None) -> None:
 
 
 def cmd_ntb_export(args: argparse.Namespace) -> int:
+    """``deskbench ntb export RUN``: write cases.csv, transcripts and summary, print each path and
+    the run's tables; returns 0."""
     from harness.ntb.report import export_run, run_rows, text_tables
     from store import StoreReader
     config = build_config(args)
@@ -85,6 +89,8 @@ def cmd_ntb_export(args: argparse.Namespace) -> int:
 
 
 def cmd_ntb_compare(args: argparse.Namespace) -> int:
+    """``deskbench ntb compare A B``: print each metric's rates on the paired cases with McNemar's
+    exact p (Re: the two means); returns 0."""
     from harness.ntb.report import compare_runs, run_rows
     from store import StoreReader
     config = build_config(args)

@@ -56,6 +56,9 @@ def _resume_hint(config, run_id: str, n_failed: int, command: str) -> int:
 
 
 def cmd_ray_run(args: argparse.Namespace) -> int:
+    """``deskbench ray run``: a SelfScore run (``run``'s options) as Ray shards merged into the store,
+    then ``run``'s report. Returns 0, 3 when interactions failed or are left unfinished, 130 when
+    interrupted."""
     config, dataset = run_config(args)
     result = _scale(args, config, "selfscore", dataset)
     if result is None:
@@ -66,6 +69,8 @@ def cmd_ray_run(args: argparse.Namespace) -> int:
 
 
 def cmd_ray_ntb(args: argparse.Namespace) -> int:
+    """``deskbench ray ntb``: a NoisyToolBench run (``ntb run``'s options) as Ray shards merged into
+    the store, then its tables. Returns 0, 3 when cases are left unfinished, 130 when interrupted."""
     config = ntb_config(args)
     result = _scale(args, config, "ntb")
     if result is None:
@@ -76,6 +81,8 @@ def cmd_ray_ntb(args: argparse.Namespace) -> int:
 
 
 def cmd_ray_merge(args: argparse.Namespace) -> int:
+    """``deskbench ray merge SHARDS...``: merge shard stores into ``--into`` (default the config's
+    store), printing a line per source store; returns 0."""
     from store.merge import merge_stores
     target = args.into or build_config(args).store
     for report in merge_stores(args.shards, target):

@@ -13,6 +13,9 @@ from harness.cli.progress import counting, progress_bar
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``deskbench run`` and ``demo``: a SelfScore batch (new, or ``--resume``), after the judge sanity
+    check when ``--sanity`` > 0, then its report. Returns 0, 3 when interactions failed, 130 when
+    interrupted."""
     from harness.selfscore.batch import arun_selfscore
     from harness.compose import Runtime
 
@@ -66,6 +69,8 @@ async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int |
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    """``deskbench runs``: print a line per stored run (id, kind, status, completed/total, dataset,
+    created); returns 0."""
     from store import StoreReader
     config = build_config(args)
     rows = StoreReader(config.store).runs()
@@ -78,6 +83,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
+    """``deskbench rescore RUN``: recompute a run's figures from the stored rows (no LLM call) and
+    print how many changed and the mean final score; returns 0."""
     from harness.selfscore.figures import rescore_run
     from harness.selfscore.scoring import summarize
     from store import StoreReader, StoreWriter
@@ -94,6 +101,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    """``deskbench export RUN``: write the run as JSONL and/or CSV (``--format``), print each file's
+    path; returns 0."""
     from harness.study.export import export_run
     from store import StoreReader
     config = build_config(args)
@@ -107,6 +116,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    """``deskbench score selfscore|noisytoolbench``: score transcripts made elsewhere into ``--out``
+    (a judge fills missing fields unless ``--no-judge``), print the summary as JSON; returns 0."""
     from harness.compose import Runtime
     from harness.selfscore.transcripts import score_transcripts
     config = build_config(args)
@@ -136,6 +147,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_sanity(args: argparse.Namespace) -> int:
+    """``deskbench sanity``: run the judges' and the simulated user's sanity sets and print the
+    report; returns 0."""
     from harness.compose import Runtime
     config = build_config(args)
     with Runtime(config) as runtime, counting("judge sanity check", args.quiet, console) as on_progress:
@@ -145,6 +158,8 @@ def cmd_sanity(args: argparse.Namespace) -> int:
 
 
 def cmd_rejudge(args: argparse.Namespace) -> int:
+    """``deskbench rejudge RUN``: judge a stored run's conversations again (``--role`` overrides,
+    ``--repeats`` times) as new runs, printing each run's report (and, repeated, the run ids); returns 0."""
     from harness.selfscore.batch import SelfScoreBatch
     from harness.compose import Runtime
     from harness.selfscore.rejudge import create_rejudge_run, rejudge_config, replays
@@ -183,6 +198,8 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """``deskbench compare RUNS...``: statistics across runs; prints the summary and the path of the
+    HTML report; returns 0."""
     from harness.study.compare import compare
     from store import StoreReader
     config = build_config(args)

@@ -22,6 +22,8 @@ def _voice_overrides(args: argparse.Namespace, enabled: bool = True) -> dict:
 
 
 def cmd_call_simulate(args: argparse.Namespace) -> int:
+    """``deskbench call simulate``: a SelfScore batch in which every message is spoken and
+    transcribed, then its report. Returns 0, 3 when interactions failed, 130 when interrupted."""
     from harness.selfscore.batch import arun_selfscore
     from harness.compose import Runtime
     from harness.tasks.datasets import load_dataset
@@ -50,6 +52,9 @@ def cmd_call_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_call_local(args: argparse.Namespace) -> int:
+    """``deskbench call local``: a call on this machine's microphone and speakers, stored as a
+    one-task run, then its report. Returns 2 with no audio device, 0 on a hang-up before the first
+    message, else 0 (3 when the interaction failed)."""
     from harness.voice.devices import NoAudioDevice, require_devices
     try:
         sd = require_devices()
@@ -77,6 +82,8 @@ def cmd_call_local(args: argparse.Namespace) -> int:
 
 
 def cmd_call_report(args: argparse.Namespace) -> int:
+    """``deskbench call report RUN``: print a run's voice and call figures; returns 0, or 1 when
+    the run has no voice measures."""
     from harness.study.voice_report import voice_lines
     from store import StoreReader
     config = build_config(args)
@@ -93,6 +100,8 @@ def cmd_call_report(args: argparse.Namespace) -> int:
 
 
 def cmd_voice_check(args: argparse.Namespace) -> int:
+    """``deskbench voice check``: speak fixed sentences, transcribe them, print each WER and the
+    corpus WER; returns 0 within ``ROUND_TRIP_BOUND``, 1 above it, 2 for a bad line preset."""
     from harness.voice.lines import LineError, resolve
     from harness.voice.roundtrip import SENTENCES, corpus_wer, round_trip
     from harness.voice.stt import Transcriber
@@ -143,7 +152,8 @@ def _caller_name(name: str) -> str:
 
 
 def add_voice_commands(sub) -> None:
-    """``call simulate|local|report`` and ``voice check``."""
+    """Register ``call simulate``, ``call local``, ``call report`` and ``voice check`` on the CLI's
+    subparsers."""
     call = sub.add_parser("call", help="voice calls: simulated call-center batches, a local call, "
                           "voice figures of a run").add_subparsers(dest="call_command", required=True)
 

@@ -57,6 +57,7 @@ class Span:
     text: str
 
     def record(self) -> dict:
+        """The span as stored in a turn record (its text cut to ``SPAN_TEXT_MAX`` characters)."""
         return {"start": self.start, "end": self.end, "kind": self.kind, "text": self.text[:SPAN_TEXT_MAX]}
 
 
@@ -70,10 +71,12 @@ class Screened:
 
     @property
     def flagged(self) -> bool:
+        """True when at least one span was removed."""
         return bool(self.spans)
 
     @property
     def kinds(self) -> list[str]:
+        """The kinds of the removed spans, sorted, each once."""
         return sorted({s.kind for s in self.spans})
 
     def record(self) -> dict:

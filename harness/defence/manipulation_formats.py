@@ -67,6 +67,8 @@ def _lenient_object(text: str) -> dict | None:
 
 
 def verdict_json_spans(view: TextView) -> list[tuple[int, int, str]]:
+    """Objects (JSON, or one-line lenient ones) that read as a verdict, e.g. ``{"score": 10}``;
+    a verdict that fills its code block takes the fences with it."""
     text, spans, decoder, skip_to = view.text, [], json.JSONDecoder(), -1
     for i in (m.start() for m in re.finditer(r"\{", text)):
         if i < skip_to:

@@ -33,6 +33,8 @@ KINDS = ("rater_address", "verdict_json", "fake_markup", "roleplay")
 
 @dataclass(frozen=True)
 class Rule:
+    """One cue pattern. ``strength``: strong flags its unit alone; weak needs another cue in the unit
+    or a flagged neighbour; claim needs a non-claim cue. ``scope``: the unit a match flags."""
     name: str
     kind: str
     strength: str  # strong | weak | claim

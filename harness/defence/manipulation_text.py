@@ -24,14 +24,18 @@ class TextView:
                          for m in _ELEMENT.finditer(text)]
 
     def in_code(self, pos: int) -> bool:
+        """Whether ``pos`` lies inside a code region (fenced block or inline code)."""
         i = bisect.bisect_right(self._code_starts, pos) - 1
         return i >= 0 and self.code[i][0] <= pos < self.code[i][1]
 
     def line(self, start: int, end: int) -> tuple[int, int]:
+        """The ``(start, end)`` of the line(s) around ``start:end`` (end without the newline)."""
         line_end = self.text.find("\n", end)
         return self.text.rfind("\n", 0, start) + 1, len(self.text) if line_end < 0 else line_end
 
     def sentence(self, start: int, end: int) -> tuple[int, int]:
+        """The ``(start, end)`` of the sentence around ``start:end``, within its line (leading
+        spaces skipped)."""
         line_start, line_end = self.line(start, end)
         s = line_start
         for m in _TERMINATOR.finditer(self.text, line_start, start):

@@ -11,12 +11,12 @@ FACE = {
     "AppServices": "services",
     "CLOSED": "studies",
     "CLOSED_MESSAGE": "studies",
-    "LiveError": "sessions",
+    "LiveError": "guards",
     "NtbSessionView": "ntb_sessions",
-    "SessionView": "sessions",
+    "SessionView": "views",
     "StudySpec": "studies",
     "chunk_wav": "speech",
-    "reply_spoken": "sessions",
+    "reply_spoken": "views",
 }
 __all__ = sorted(FACE)
 __getattr__, __dir__ = lazy_face(__name__, FACE)

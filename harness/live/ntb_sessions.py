@@ -20,6 +20,9 @@ If the app restarts, or a session leaves memory after ``app.idle_minutes``, its 
 is rebuilt from the stored steps (as ``ntb run --resume`` does): the agent acts again from
 there, so a question that was shown but not answered may be asked anew; an answer sent from a
 page that shows an older question is refused once, with the new question shown.
+
+The session manager :class:`NtbLiveSessions` lives here; its tool loop is in ``ntb_loop``,
+what the page shows (and the reading of the store) in ``ntb_views``.
 """
 from __future__ import annotations
 
@@ -32,20 +35,21 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Sequence
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command, interrupt
 
-from graphs.toolloop import Action, Outcome, step_record, tool_loop_state
+from graphs.toolloop import Outcome
 from harness.selfscore.batch import new_run
 from harness.compose import Runtime
-from harness.live.sessions import LiveError, RateLimiter, clean_message, dropping_failed_work
+from harness.live.guards import LiveError, RateLimiter, clean_message
+from harness.live.ntb_loop import NtbToolLoop
+from harness.live.ntb_views import MODE, NtbSessionReads, NtbSessionView
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS
-from harness.ntb.batch import DATASET, NtbBatch, StoreStepSink, problem_row, score_row, scoring_data_sha
+from harness.ntb.batch import DATASET, NtbBatch, problem_row, scoring_data_sha
 from harness.ntb.cases import Case, CaseError, load_case, load_cases
 from harness.ntb.user import SimulatedToolUser
 from store import StoreReader, StoreWriter
@@ -54,17 +58,7 @@ from store.schema import StoreError
 
 log = logging.getLogger(__name__)
 
-MODE = "ntb_user"
-"""The ``live_sessions.mode`` of a session in which a person is the NoisyToolBench user."""
 RUN_KIND = "live_noisytoolbench"
-
-NOISE = {
-    "IMKI": "Your instruction leaves out a piece of information the APIs need.",
-    "IMR": "Your instruction can be read in more than one way: it could refer to more than one thing.",
-    "IwE": "Your instruction contains an error (a wrong value or name).",
-    "IBTC": "Your instruction asks for something the offered APIs cannot do.",
-}
-"""What is wrong with the instruction of each category (shown to the person, privately)."""
 
 
 class PersonToolUser:
@@ -80,32 +74,14 @@ class PersonToolUser:
 
     async def reply(self, case: Case, question: str, steps: Sequence[dict[str, Any]],
                     thought: str | None = None) -> Outcome:
+        """Pause for the person's answer to ``question``; returns it with the match
+        record the simulated user would store (and ``person: true``)."""
         # interrupt() first: on resume the node runs again and the match is computed once
         text = interrupt({"awaiting": "answer", "question": question})
         return Outcome(text, {**self.matcher.match(case, question, steps, thought), "person": True})
 
 
-@dataclass
-class NtbSessionView:
-    """Everything the page shows of one session."""
-
-    session_id: str
-    case: str                 # e.g. "IMKI/2"
-    category: str
-    instruction: str          # the noisy instruction: what the person "typed"
-    meaning: str              # private: what they really meant (the case's clarification)
-    noise: str                # private: what is wrong with the instruction
-    status: str               # active | ended | abandoned
-    steps: list[dict[str, Any]]   # the stored steps, in order
-    question: str | None      # the agent's question waiting for the person's answer
-    paused: bool              # active, nothing waiting in memory: continue() lets the agent go on
-    stop_reason: str | None   # answered | max_steps | max_model_calls | user_ended
-    scores: dict[str, Any] | None  # the stored score figures, once ended
-    agent_variant: str
-    max_steps: int
-
-
-class NtbLiveSessions:
+class NtbLiveSessions(NtbToolLoop, NtbSessionReads):
     """Starts, continues and ends live NoisyToolBench sessions; one per process (one writer)."""
 
     def __init__(self, runtime: Runtime, writer: StoreWriter, reader: StoreReader,
@@ -163,6 +139,8 @@ class NtbLiveSessions:
 
     @property
     def matcher(self) -> SimulatedToolUser:
+        """The similarity scorer of the agent's questions (the simulated user without
+        paraphrasing), built on first use."""
         if self._matcher is None:
             self._matcher = self.batch.tool_user(paraphrase=False)
         return self._matcher
@@ -310,86 +288,6 @@ class NtbLiveSessions:
                 await self._finish(sess, "user_ended")
         return await self.view(session_id)
 
-    # -- the loop ---------------------------------------------------------------------------
-    def _thread(self, session_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": session_id},
-                "recursion_limit": 3 * self.config.ntb.max_steps + 10}
-
-    async def _stream(self, sess: dict[str, Any], graph_input: Any) -> AsyncIterator[None]:
-        """Run the session's loop on ``graph_input`` (a start state or a resume); yield after
-        each stored step; when the loop ends, finish and score the session."""
-        graph = self._graph(sess["id"])
-        async for update in graph.astream(graph_input, self._thread(sess["id"]), stream_mode="updates"):
-            if "record_step" in update:
-                yield
-        snapshot = await graph.aget_state(self._thread(sess["id"]))
-        if not snapshot.next:  # the loop ended: answered, max_steps or max_model_calls
-            await self._finish(sess, snapshot.values.get("stop_reason"))
-
-    async def _rebuild(self, sess: dict[str, Any]) -> AsyncIterator[None]:
-        """When the session's loop is not in memory, start it from the stored steps (as a
-        batch resume does) and run it to the next question or the end; yields after each
-        stored step. Nothing happens when the loop is paused in memory, or after the person
-        ended the session while its scoring was left to do (the last step is unanswered)."""
-        self._touch(sess["id"])
-        snapshot = await self._graph(sess["id"]).aget_state(self._thread(sess["id"]))
-        if snapshot.next:
-            return
-        iid, ntb = sess["interaction_id"], self.config.ntb
-        steps = self._steps(iid)
-        if steps and steps[-1].get("unanswered"):
-            return
-        stop = ("answered" if steps and steps[-1]["type"] == "answer"
-                else "max_steps" if len(steps) >= ntb.max_steps else None)
-        if stop:  # stopped after its last step was stored, before it was scored
-            await self._finish(sess, stop)
-            return
-        state = tool_loop_state(iid, self._case_of(sess["task_id"]), steps, self.batch._model_calls(iid),
-                                ntb.max_steps, ntb.max_model_calls)
-        async for _ in self._stream(sess, state):
-            yield
-
-    async def _pending(self, session_id: str) -> Action | None:
-        """The agent's question waiting in the paused loop, if any."""
-        graph = self._graphs.get(session_id)
-        if graph is None:
-            return None
-        snapshot = await graph.aget_state(self._thread(session_id))
-        action = snapshot.values.get("action") if snapshot.next == ("execute",) else None
-        return action if action is not None and action.kind == "ask" else None
-
-    def _store_unanswered(self, sess: dict[str, Any], action: Action) -> None:
-        iid = sess["interaction_id"]
-        steps = self._steps(iid)
-        step = step_record(action, None)
-        step.update({**self.matcher.match(self._case_of(sess["task_id"]), action.text, steps, action.thought),
-                     "person": True, "unanswered": True})
-        StoreStepSink(self.writer).save_step(iid, len(steps) + 1, step, action.calls)
-
-    async def _finish(self, sess: dict[str, Any], stop_reason: str | None) -> None:
-        """Finish the interaction and the session; score it as a batch case is scored."""
-        iid = sess["interaction_id"]
-        steps = self._steps(iid)
-        if not steps:
-            self.writer.finish_interaction(iid, "abandoned", stop_reason, 0,
-                                           error="ended before the agent's first step")
-            self.store.end_session(sess["id"], "abandoned")
-        else:
-            figures = await self.batch.case_figures(self._case_of(sess["task_id"]), steps)
-            self.writer.finish_interaction(iid, "completed", stop_reason, len(steps),
-                                           run_id=sess["run_id"], scores=[score_row(iid, figures)])
-            self.store.end_session(sess["id"], "ended")
-        self._forget(sess["id"])
-
-    def _model_failures(self, session_id: str):
-        """A model that fails for good (after its retries) or an open circuit breaker: the
-        step in flight is dropped (nothing of it was stored), the paused loop leaves memory,
-        and the person is told to continue (the loop is rebuilt from the stored steps)."""
-        return dropping_failed_work(self.checkpointer, session_id,
-                                    "live NoisyToolBench session %s: a step failed",
-                                    "Every finished step is stored, your answers included: press "
-                                    "Continue (or End) in a moment.")
-
     # -- memory -----------------------------------------------------------------------------
     def _touch(self, session_id: str) -> None:
         now = self._touched[session_id] = self.clock()
@@ -413,54 +311,3 @@ class NtbLiveSessions:
         self._locks.pop(session_id, None)
         self._touched.pop(session_id, None)
         self.limiter.forget(session_id)
-
-    # -- reading ----------------------------------------------------------------------------
-    def _session(self, session_id: str, participant_id: str | None = None) -> dict[str, Any]:
-        sess = self.store.session(session_id) if session_id else None
-        if sess is None or sess["mode"] != MODE or (
-                participant_id is not None and sess["participant_id"] != participant_id):
-            raise LiveError("No such NoisyToolBench session for you. Start a case.")
-        return sess
-
-    def _active(self, session_id: str, participant_id: str | None = None) -> dict[str, Any]:
-        sess = self._session(session_id, participant_id)
-        if sess["status"] != "active":
-            raise self._ended_error(sess)
-        return sess
-
-    def _ended_error(self, sess: dict[str, Any]) -> LiveError:
-        row = self.reader.interaction(sess["interaction_id"]) or {}
-        why = {"answered": "the agent gave its final answer", "max_steps": "the step limit was reached",
-               "max_model_calls": "the agent's call limit was reached",
-               "user_ended": "you ended it"}.get(row.get("stop_reason"), row.get("stop_reason") or "it was ended")
-        return LiveError(f"This NoisyToolBench session has already ended ({why}) and is scored. "
-                         "Start a new case to play again.")
-
-    def _steps(self, interaction_id: str) -> list[dict[str, Any]]:
-        return [json.loads(t["extra_json"]) for t in self.reader.turns(interaction_id)]
-
-    def scores(self, interaction_id: str) -> dict[str, Any] | None:
-        """The session's stored NoisyToolBench figures (None before it is scored)."""
-        rows = self.store._rows("SELECT figures_json FROM scores WHERE interaction_id=? AND scorer=? "
-                                "ORDER BY id DESC LIMIT 1", (interaction_id, scoring.SCORER_NAME))
-        return json.loads(rows[0]["figures_json"]) if rows else None
-
-    async def view(self, session_id: str, participant_id: str | None = None) -> NtbSessionView:
-        """The session as the page shows it (reads only; calls no model)."""
-        sess = self._session(session_id, participant_id)
-        case = self._case_of(sess["task_id"])
-        iid = sess["interaction_id"]
-        steps = self._steps(iid)
-        question, paused = None, False
-        if sess["status"] == "active":
-            pending = await self._pending(session_id)
-            question = pending.text if pending else None
-            working = session_id in self._locks and self._locks[session_id].locked()
-            ending = bool(steps) and bool(steps[-1].get("unanswered"))
-            paused = pending is None and not working and not ending
-        row = self.reader.interaction(iid) or {}
-        return NtbSessionView(
-            session_id, case.key, case.category, case.query, case.clarification, NOISE[case.category],
-            sess["status"], steps, question, paused, row.get("stop_reason"),
-            self.scores(iid) if sess["status"] == "ended" else None,
-            sess["agent"], self.config.ntb.max_steps)

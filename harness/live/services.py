@@ -12,7 +12,8 @@ from pathlib import Path
 from harness.compose import ChatModelFactory, Runtime
 from harness.config import Config
 from harness.tasks.datasets import DatasetError, load_dataset
-from harness.live.sessions import LiveError, LiveSessions, RateLimiter
+from harness.live.guards import LiveError, RateLimiter
+from harness.live.sessions import LiveSessions
 from harness.live.ntb_sessions import NtbLiveSessions
 from harness.live.studies import Studies
 from store import StoreReader, StoreWriter
@@ -43,6 +44,7 @@ class AppServices:
 
     @property
     def organiser_secret(self) -> str:
+        """The secret the organiser pages ask for (given, from the environment, or generated)."""
         return self._secret
 
     def check_secret(self, given: str | None) -> None:
@@ -77,5 +79,6 @@ class AppServices:
         threading.Thread(target=start, daemon=True, name="engine-warm-up").start()
 
     def close(self) -> None:
+        """Stop the runtime (its embedded engine) and close the store writer."""
         self.runtime.close()
         self.writer.close()

@@ -14,201 +14,53 @@ Two modes:
   their replies are judged like an agent's (a live human baseline).
 
 Sessions are identified by an unguessable token; the app keeps only ids per browser.
+
+The session manager :class:`LiveSessions` lives here; its parts are beside it: the person's
+side of the graph (``person``), idle memory (``memory``), spoken messages
+(``voice_messages``) and ratings (``ratings``); what the page shows is in ``views``, the input
+checks and errors in ``guards``.
 """
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import logging
 import json
 import threading
 import time
-import unicodedata
 import uuid
-from collections import defaultdict, deque
-from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Sequence
+from collections import defaultdict
+from typing import Any, AsyncIterator, Callable
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
-from graphs.protocols import Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
 from harness.selfscore import prompts
 from harness.selfscore.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem
-from harness.models.circuit import CircuitOpenError
 from harness.compose import Runtime
 from harness.selfscore.batch import run_name
 from harness.tasks.datasets import Task
 from harness.selfscore.figures import interaction_figures, score_row
-from harness.models.retry import ModelCallError
 from harness.selfscore.scoring import SCORER_VERSION
+from harness.live.guards import LiveError, RateLimiter, clean_message, dropping_failed_work
+from harness.live.memory import IdleMemory
+from harness.live.person import LiveAgent, LiveUser
+from harness.live.ratings import HumanRatings
+from harness.live.views import LiveUpdate, SessionView, reply_spoken
+from harness.live.voice_messages import SpokenMessages
 from store import StoreReader, StoreWriter
 from store.schema import StoreError
 from store.live import LiveStore
 
-log = logging.getLogger(__name__)
+# importable from here too (the ui and the tests name this module)
+__all__ = ["MODES", "LiveError", "LiveSessions", "LiveUpdate", "RateLimiter", "SessionView",
+           "clean_message", "reply_spoken"]
 
 MODES = ("user", "agent")
-HUMAN_RATING_VERSION = "human-rating-v1"
 
 
-class LiveError(ValueError):
-    """Something a person did that the app refuses; the message says what and what to do."""
-
-
-def _anon(session_id: str) -> str:
-    """A stable name for a session that reveals nothing of its token (logs, free raters)."""
-    return "anon-" + hashlib.sha256(session_id.encode()).hexdigest()[:12]
-
-
-# -- input checks ---------------------------------------------------------------------------
-_KEEP_CONTROLS = {"\n", "\t"}
-
-
-def reply_spoken(turn: dict[str, Any] | None) -> bool:
-    """Whether a stored turn's agent reply was spoken (its audio referenced from the turn, as
-    :meth:`LiveSessions.send_audio` records it), so that its voice can be rated."""
-    if not turn:
-        return False
-    extra = json.loads(turn.get("extra_json") or "{}")
-    return bool(((extra.get("agent") or {}).get("voice") or {}).get("audio"))
-
-
-def clean_message(text: Any, max_chars: int) -> str:
-    """The message a person typed, checked and cleaned for the conversation.
-
-    Control characters (other than newline and tab) are removed; text that is mostly
-    unprintable (binary data pasted in) and empty or oversized messages are refused.
-
-    Raises:
-        LiveError: naming the problem and the fix.
-    """
-    if text is None or not isinstance(text, str):
-        raise LiveError("Type a message first: the message is empty.")
-    if len(text) > max_chars:
-        raise LiveError(f"Your message has {len(text):,} characters; the limit is {max_chars:,}. "
-                        "Shorten it (or split it over several turns) and send again.")
-    bad = sum(1 for ch in text if unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn")
-              and ch not in _KEEP_CONTROLS) + text.count("\ufffd")
-    if text and bad / len(text) > 0.1:
-        raise LiveError("Your message looks like binary data, not text. Type or paste plain text.")
-    cleaned = "".join(ch for ch in text if ch in _KEEP_CONTROLS
-                      or unicodedata.category(ch) not in ("Cc", "Cs", "Co", "Cn"))
-    cleaned = cleaned.replace("\ufffd", "").strip()
-    if not cleaned:
-        raise LiveError("Type a message first: the message is empty.")
-    return cleaned
-
-
-class RateLimiter:
-    """At most ``per_minute`` events per key in any 60-second window."""
-
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic):
-        self.per_minute = per_minute
-        self.clock = clock
-        self._events: dict[str, deque[float]] = defaultdict(deque)
-        self._lock = threading.Lock()
-        self._calls = 0
-
-    def check(self, key: str) -> None:
-        """Count one event for ``key``.
-
-        Raises:
-            LiveError: when ``key`` already had ``per_minute`` events in the last minute.
-        """
-        with self._lock:
-            now, events = self.clock(), self._events[key]
-            while events and now - events[0] >= 60.0:
-                events.popleft()
-            if len(events) >= self.per_minute:
-                wait = 60.0 - (now - events[0])
-                raise LiveError(f"You are sending messages too fast (at most {self.per_minute} a "
-                                f"minute). Wait {wait:.0f} s and send again.")
-            events.append(now)
-            self._calls += 1
-            if self._calls % 1000 == 0:  # drop keys idle for a minute (bounded memory)
-                for k in [k for k, e in self._events.items() if not e or now - e[-1] >= 60.0]:
-                    del self._events[k]
-
-    def forget(self, key: str) -> None:
-        with self._lock:
-            self._events.pop(key, None)
-
-
-# -- the person's side of the graph ---------------------------------------------------------
-@contextlib.asynccontextmanager
-async def dropping_failed_work(checkpointer, session_id: str, log_message: str, advice: str):
-    """Around a live session's model work: a model that fails for good (after its retries) or
-    an open circuit breaker drops the paused graph of ``session_id`` from ``checkpointer`` (the
-    store keeps what was finished) and becomes a :class:`LiveError` naming the failure, then
-    ``advice``; any other error is logged with ``log_message`` first. A LiveError passes."""
-    try:
-        yield
-    except LiveError:
-        raise
-    except (CircuitOpenError, Exception) as exc:  # CircuitOpenError is a BaseException
-        if not isinstance(exc, (ModelCallError, CircuitOpenError)):
-            log.exception(log_message, _anon(session_id))
-        checkpointer.delete_thread(session_id)
-        raise LiveError("The model did not answer (" + str(exc).splitlines()[0][:200] + "). "
-                        + advice) from None
-
-
-class LiveUser:
-    """The user side played by a person: pauses the graph until their message arrives.
-    Resuming with ``None`` ends the conversation (``user_ended``)."""
-
-    async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
-        value = interrupt({"awaiting": "user", "turn": turn_index})
-        if isinstance(value, dict):  # a spoken message: its transcript and its audio
-            return Reply(value["text"], extra={"live": True, "voice": value["voice"]})
-        return Reply(value, extra={"live": True})
-
-
-class LiveAgent:
-    """The help-desk side played by a person (a live human baseline)."""
-
-    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
-        text = interrupt({"awaiting": "agent", "turn": sum(m.role == "agent" for m in history) + 1})
-        return Reply(text, extra={"live": True})
-
-
-# -- what the app shows ---------------------------------------------------------------------
-@dataclass
-class SessionView:
-    """Everything the page shows of one session (no model objects, no secrets of others)."""
-
-    session_id: str
-    mode: str
-    agent: str
-    status: str  # active | ended | abandoned
-    scenario: str | None
-    messages: list[Message]
-    awaiting: str | None  # "user" or "agent" while the graph waits for the person
-    stop_reason: str | None
-    turns: list[dict[str, Any]] = field(default_factory=list)  # stored turns with LLM judgments
-    max_turns: int = 0
-
-    @property
-    def last_turn(self) -> int:
-        return self.turns[-1]["turn_index"] if self.turns else 0
-
-
-@dataclass
-class LiveUpdate:
-    """One step of a streamed reply: the agent's text so far, then the final view."""
-
-    partial: str | None = None
-    view: SessionView | None = None
-    audio: str | None = None  # the spoken reply's WAV (voice messages)
-    chunk: Any = None  # voice.streaming: one spoken chunk of the reply as soon as its audio is
-    #                    ready (harness.voice.streaming.SpokenChunk), to play while the rest comes
-
-
-class LiveSessions:
+class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
     """Starts, continues, rates and ends live sessions; one per process (one store writer)."""
 
     def __init__(self, runtime: Runtime, writer: StoreWriter, reader: StoreReader,
@@ -325,51 +177,6 @@ class LiveSessions:
             self._restored_unseen.discard(session_id)  # a new session: nothing was shown before
         return await self.view(session_id)
 
-    # -- memory: idle conversations leave it and are rebuilt from the store ----------------
-    def _touch(self, session_id: str) -> None:
-        now = self._touched[session_id] = self.clock()
-        if now - self._last_sweep >= 60.0:
-            self._last_sweep = now
-            self.evict_idle()
-
-    def evict_idle(self) -> list[str]:
-        """Drop the paused graphs of conversations idle for ``app.idle_minutes`` (none with a
-        turn in flight); returns their ids. Nothing stored is touched: the next message, or a
-        view of an agent-mode session, rebuilds the graph from the stored turns."""
-        cutoff = self.clock() - self.app.idle_minutes * 60.0
-        evicted = []
-        for session_id, last in list(self._touched.items()):
-            lock = self._locks.get(session_id)
-            if last <= cutoff and (lock is None or not lock.locked()):
-                evicted.append(session_id)
-        if evicted:
-            self._forget(*evicted)
-            log.info("live sessions: %d idle conversation(s) left memory", len(evicted))
-        return evicted
-
-    def _forget(self, *session_ids: str) -> None:
-        """Drop these sessions' paused graphs, locks and rate-limit entries."""
-        self._delete_threads(set(session_ids))
-        for session_id in session_ids:
-            self._touched.pop(session_id, None)
-            self._locks.pop(session_id, None)
-            self.limiter.forget(session_id)
-
-    def _delete_threads(self, thread_ids: set[str]) -> None:
-        """``InMemorySaver.delete_thread`` for many threads in one pass: it scans every
-        thread's writes and blobs per call, so a sweep of n idle threads would cost n^2.
-        (Its tables, like :meth:`in_memory`'s ``storage``, are those of langgraph 1.2.)"""
-        saver = self.checkpointer
-        for thread_id in thread_ids:
-            saver.storage.pop(thread_id, None)
-        for table in (saver.writes, saver.blobs):
-            for key in [k for k in table if k[0] in thread_ids]:
-                del table[key]
-
-    def in_memory(self) -> int:
-        """Conversations whose paused graph is held in memory."""
-        return sum(1 for spaces in self.checkpointer.storage.values() if any(spaces.values()))
-
     def _model_failures(self, session_id: str):
         """A model that fails for good (after its retries) or an open circuit breaker: the
         turn in flight is dropped (nothing of it was stored) and the paused graph is rebuilt
@@ -459,104 +266,6 @@ class LiveSessions:
                 await self._finish(sess, snapshot.values.get("stop_reason"))
         yield LiveUpdate(view=await self.view(session_id))
 
-    # -- voice -----------------------------------------------------------------------------
-    def _voice(self):
-        """Speech to text, text to speech and the audio files (models load on first use)."""
-        if self._speech is None:
-            from harness.voice.audiostore import AudioStore
-            from harness.voice.stt import Transcriber
-            from harness.voice.tts import Speaker
-            self._speech = (Transcriber(), Speaker(), AudioStore(self.config.store))
-        return self._speech
-
-    async def transcribe(self, audio: Any) -> str:
-        """The words of a recording, nothing stored (to open a session by voice).
-
-        Raises:
-            LiveError: broken or silent audio, or no words recognised.
-        """
-        from harness.voice.audio import AudioError, load_audio
-        if audio is None:
-            raise LiveError("No recording: record your message (or upload an audio file) first.")
-        try:
-            samples = load_audio(audio)
-        except AudioError as exc:
-            raise LiveError(str(exc)) from exc
-        heard = await self._voice()[0].atranscribe(samples)
-        if not heard.text.strip():
-            raise LiveError("No words were recognised in the recording. Speak closer to the "
-                            "microphone (or type your message) and send again.")
-        return heard.text
-
-    async def send_audio(self, session_id: str, audio: Any, participant_id: str | None = None,
-                         rate_key: str | None = None) -> AsyncIterator[LiveUpdate]:
-        """A spoken message (a recording from the browser, any format): kept as a WAV,
-        transcribed, sent as the person's turn; the agent's reply is spoken and its audio file
-        referenced from the turn (``extra_json`` -> ``agent`` -> ``voice``). The last update
-        carries ``audio``, the reply's WAV.
-
-        With ``voice.streaming`` (the default) the reply is spoken sentence by sentence while
-        it streams: updates with ``chunk`` carry each sentence's audio as soon as it is ready,
-        and the stored WAV is the chunks joined, with the pipeline's stage times
-        (:mod:`harness.live.speech`). Without it the whole stored reply is spoken after
-        the turn, as one file.
-
-        Raises:
-            LiveError: no recording, broken or silent audio, or no words recognised (nothing
-                is stored), and everything :meth:`send` refuses.
-        """
-        from harness.voice.audio import AudioError
-        from harness.voice.tts import SpeechError
-
-        received = time.perf_counter()
-        sess = self._session(session_id, participant_id)
-        if sess["mode"] != "user" or sess["status"] != "active":
-            raise LiveError("Speaking is for an active conversation in which you are the user.")
-        if audio is None:
-            raise LiveError("No recording: record your message (or upload an audio file) first.")
-        self.limiter.check(rate_key or participant_id or session_id)
-        stt, tts, files = self._voice()
-        iid, run_id = sess["interaction_id"], sess["run_id"]
-        turn = len(self.reader.turns(iid)) + 1
-        try:
-            ref, samples = files.save_recording(audio, run_id, iid, turn, "user")
-        except AudioError as exc:
-            raise LiveError(str(exc)) from exc
-        heard = await stt.atranscribe(samples)
-        if not heard.text.strip():
-            files.path(ref).unlink(missing_ok=True)
-            raise LiveError("No words were recognised in the recording. Speak closer to the "
-                            "microphone (or type your message) and send again.")
-        voice = {"audio": ref, "stt_ms": heard.ms, "audio_s": heard.seconds, "heard_text": heard.text}
-        if self.config.voice.streaming:
-            from harness.live.speech import speak_while_streaming
-            async for update in speak_while_streaming(
-                    self, session_id, heard.text, voice, turn, tts, files, received,
-                    participant_id=participant_id, rate_key=rate_key):
-                yield update
-            return
-        last = None
-        async for update in self.send(session_id, heard.text, participant_id, rate_key, voice=voice):
-            if update.view is None:
-                yield update
-            last = update
-        view = last.view
-        stored = next((t for t in view.turns if t["turn_index"] == turn), None)
-        if stored is None or not stored["agent_message"]:
-            yield last
-            return
-        out = files.path(files.relative(run_id, iid, turn, "agent"))
-        try:
-            speech = await tts.aspeak(stored["agent_message"], out)
-        except SpeechError as exc:  # nothing speakable (e.g. only code): the text stands
-            self.store.merge_turn_extra(iid, turn, "agent", {"voice": {"tts_error": str(exc)}})
-            yield LiveUpdate(view=await self.view(session_id))
-            return
-        self.store.merge_turn_extra(iid, turn, "agent", {"voice": {
-            "audio": files.relative(run_id, iid, turn, "agent"), "tts_ms": speech.ms,
-            "tts_first_audio_ms": speech.first_audio_ms, "spoken_text": speech.cleaned_text}})
-        yield LiveUpdate(view=await self.view(session_id), audio=str(out))
-
     async def end(self, session_id: str, participant_id: str | None = None) -> SessionView:
         """The person ends the conversation; it is scored from its stored turns."""
         sess = self._session(session_id, participant_id)
@@ -583,55 +292,6 @@ class LiveSessions:
                 interaction_figures(self.reader, row, run["config"]), run)])
         self._forget(sess["id"])
         self._restored_unseen.discard(sess["id"])
-
-    # -- ratings ---------------------------------------------------------------------------
-    def rate(self, session_id: str, turn_index: int, helpfulness: int | None, solved: bool | None,
-             rater: str | None = None, participant_id: str | None = None,
-             naturalness: int | None = None, comprehensibility: int | None = None) -> None:
-        """A person's rating of one agent reply, stored beside the LLM judge's. ``rater`` is
-        the participant's pseudonym; without one (a free session) it is ``anon-`` + a hash of
-        the session token, so exports never carry any part of a token. ``naturalness`` and
-        ``comprehensibility`` (1-5, a mean-opinion-score scale) rate a spoken reply's voice.
-
-        Raises:
-            LiveError: a rating outside its scale, no such turn, a voice rating of a reply that
-                was not spoken, or nothing to rate.
-        """
-        sess = self._session(session_id, participant_id)
-        if sess["mode"] != "user":
-            raise LiveError("Ratings are for the agent's replies; in this session you are the agent.")
-        voice = {name: value for name, value in (("naturalness", naturalness),
-                                                  ("comprehensibility", comprehensibility))
-                 if value is not None}
-        if helpfulness is None and solved is None and not voice:
-            raise LiveError("Choose a helpfulness score (1-10) or whether the problem is solved.")
-        if helpfulness is not None and not (isinstance(helpfulness, int) and 1 <= helpfulness <= 10):
-            raise LiveError(f"Helpfulness must be a whole number from 1 to 10, not {helpfulness!r}.")
-        for name, value in voice.items():
-            if not (isinstance(value, int) and 1 <= value <= 5):
-                raise LiveError(f"The voice's {name} must be a whole number from 1 (bad) to 5 "
-                                f"(excellent), not {value!r}.")
-        iid = sess["interaction_id"]
-        rater = rater or _anon(session_id)
-        turn = next((t for t in self.reader.turns(iid) if t["turn_index"] == turn_index), None)
-        if turn is None:
-            raise LiveError(f"There is no reply {turn_index} to rate yet.")
-        if voice and not reply_spoken(turn):
-            raise LiveError(f"Reply {turn_index} was not spoken, so its voice cannot be rated; "
-                            "rate its helpfulness instead.")
-        rows = []
-        base = {"interaction_id": iid, "turn_index": turn_index, "model": "human",
-                "prompt_version": HUMAN_RATING_VERSION, "rater": rater, "attempts": 1}
-        if helpfulness is not None:
-            rows.append({**base, "kind": "human_agent_helpfulness", "score": helpfulness,
-                         "parsed_json": json.dumps({"score": helpfulness})})
-        if solved is not None:
-            rows.append({**base, "kind": "human_solved", "score": int(bool(solved)),
-                         "parsed_json": json.dumps({"solved": bool(solved)})})
-        for name, value in voice.items():
-            rows.append({**base, "kind": f"human_tts_{name}", "score": value,
-                         "parsed_json": json.dumps({name: value})})
-        self.store.save_human_judgments(rows)
 
     # -- reading ---------------------------------------------------------------------------
     async def view(self, session_id: str, participant_id: str | None = None) -> SessionView:

@@ -32,9 +32,10 @@ from graphs.protocols import Reply
 from harness.voice.audio import AudioError, wav_bytes
 from harness.voice.streaming import SpeechPipeline, SpokenChunk, SpokenReply, chunk_tts_figures, same_text
 from harness.voice.tts import SpeechError
+from harness.live.views import LiveUpdate
 
 if TYPE_CHECKING:
-    from harness.live.sessions import LiveSessions, LiveUpdate
+    from harness.live.sessions import LiveSessions
 
 _DONE = object()
 
@@ -61,6 +62,7 @@ class _ForgivingSpeaker:
         self.speaker, self.errors = speaker, []
 
     async def aspeak(self, text: str):
+        """The speaker's audio of ``text``, or no samples (the error kept) if it refuses."""
         started = perf_counter()
         try:
             return await self.speaker.aspeak(text)
@@ -182,8 +184,6 @@ async def speak_while_streaming(sessions: "LiveSessions", session_id: str, text:
             spoken; a model that fails for good mid-reply: what was already played stays
             heard, nothing of the turn is stored).
     """
-    from harness.live.sessions import LiveUpdate
-
     events: asyncio.Queue = asyncio.Queue()
     speech = ReplySpeech(speaker, sessions.config.voice.first_chunk_words, received,
                          on_chunk=lambda chunk: events.put_nowait(LiveUpdate(chunk=chunk)))
@@ -216,8 +216,6 @@ async def _store(sessions: "LiveSessions", session_id: str, files, speech: Reply
                  spoken: SpokenReply, turn: int) -> "LiveUpdate":
     """The joined chunks written as the turn's agent WAV and the voice figures merged into
     the stored turn; returns the final update (``audio`` is None when nothing was spoken)."""
-    from harness.live.sessions import LiveUpdate
-
     sess = sessions.store.session(session_id)
     iid, run_id = sess["interaction_id"], sess["run_id"]
     ref = error = None

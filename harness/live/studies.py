@@ -138,12 +138,15 @@ class Studies:
         return study
 
     def pool(self, study: dict) -> tuple[Dataset, list[Task]]:
+        """The study's task set and its tasks to assign (the first ``task_limit``, if set)."""
         dataset = self._dataset(study["config"]["dataset"])
         limit = study["config"].get("task_limit")
         return dataset, dataset.tasks[:limit] if limit else dataset.tasks
 
     # -- participants ----------------------------------------------------------------------
     def pseudonym(self, study_id: str, code: str) -> str:
+        """The participant id of ``code`` in ``study_id``: ``p-`` and 16 hex digits of its
+        keyed hash (HMAC-SHA256), so the same code finds the same participant again."""
         return "p-" + hmac.new(self._key, f"{study_id}\x00{code}".encode(), hashlib.sha256).hexdigest()[:16]
 
     def join(self, study_id: str, code: str, consented: bool) -> str:
@@ -196,4 +199,5 @@ class Studies:
 
     @property
     def lock(self) -> threading.Lock:
+        """Held from :meth:`next_assignment` until the session is created (balanced tasks)."""
         return self._lock

@@ -54,6 +54,7 @@ class CircuitBreaker:
 
     @property
     def is_open(self) -> bool:
+        """True once the breaker has opened (it never closes again)."""
         return self.open_reason is not None
 
     def check(self) -> None:
@@ -83,6 +84,7 @@ class CircuitBreaker:
                                 f"(last: {failure.message[:200]})")
 
     def succeeded(self) -> None:
+        """Note a successful call: resets the failure count and the refused-connection timer."""
         self.consecutive = 0
         self.refused_since = None
 
@@ -99,9 +101,11 @@ class ReliabilityScope:
     breakers: dict[str, CircuitBreaker] = field(default_factory=dict)
 
     def policy(self) -> RetryPolicy:
+        """A fresh :class:`RetryPolicy` built from the scope's ``RetryConfig`` and ``policy_kw``."""
         return RetryPolicy.from_config(self.config, **self.policy_kw)
 
     def breaker(self, endpoint: str) -> CircuitBreaker:
+        """The shared breaker of ``endpoint``, created on first use with the config's limits."""
         if endpoint not in self.breakers:
             self.breakers[endpoint] = CircuitBreaker(endpoint, self.config.breaker_failures,
                                                      self.config.breaker_refused_s)

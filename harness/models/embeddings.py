@@ -132,27 +132,33 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
 
     @staticmethod
     def name() -> str:
+        """The name chromadb registers this embedding function under."""
         return "deskbench-minilm-int8-onnx"
 
     def get_config(self) -> dict[str, Any]:
+        """The settings chromadb stores with a collection (and the model id)."""
         return {"batch_size": self.batch_size, "max_length": self.max_length, "threads": self.threads,
                 "model_id": model_id()}
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> "MiniLMEmbedder":
+        """An embedder rebuilt from a stored :meth:`get_config` (missing keys take the defaults)."""
         return MiniLMEmbedder(batch_size=config.get("batch_size", BATCH_SIZE),
                               max_length=config.get("max_length", MAX_LENGTH),
                               threads=config.get("threads", 0))
 
     def default_space(self) -> Space:
+        """The distance chromadb uses by default: ``cosine``."""
         return "cosine"
 
     def supported_spaces(self) -> list[Space]:
+        """The distances chromadb may use; on unit vectors they rank alike."""
         return ["cosine", "ip", "l2"]  # unit vectors: all three rank alike
 
     # --- plain interface ------------------------------------------------------------------------
     @property
     def model_id(self) -> str:
+        """Provenance of the vectors (see :func:`model_id`)."""
         return model_id()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -276,6 +282,7 @@ class ParaphraseMiniLMEmbedder:
 
     @property
     def model_id(self) -> str:
+        """Provenance of the vectors: model name, package and its installed version."""
         return f"{PARAPHRASE_NAME}@{PARAPHRASE_PACKAGE}=={_version(PARAPHRASE_PACKAGE)}"
 
     @staticmethod
@@ -292,6 +299,7 @@ class ParaphraseMiniLMEmbedder:
         return self.embed(texts)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit-length vectors of ``texts`` as plain lists, in input order (loaded on first use)."""
         return _encode_in_batches(list(texts), self.batch_size, self._load, self._encode_batch).tolist()
 
     def _load(self) -> None:

@@ -60,6 +60,7 @@ def find_server_binary(configured: str | None = None) -> Path:
 
 
 def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (bound, then released)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -124,9 +125,12 @@ class EmbeddedServer:
 
     @property
     def base_url(self) -> str:
+        """The OpenAI-compatible URL of the server (``http://127.0.0.1:<port>/v1``)."""
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self, binary: Path, model_path: Path, port: int) -> list[str]:
+        """The ``llama-server`` command line: model, host and port, context (per slot x slots),
+        slots, threads."""
         c = self.config
         return [str(binary), "-m", str(model_path), "--host", "127.0.0.1", "--port", str(port),
                 "-c", str(c.context_per_slot * c.parallel), "-np", str(c.parallel),
@@ -189,6 +193,7 @@ class EmbeddedServer:
         )
 
     def stop(self) -> None:
+        """Terminate the process (killed if it has not exited after 10 s); nothing when not running."""
         proc, self.process = self.process, None
         if proc is None or proc.poll() is not None:
             return
@@ -253,9 +258,11 @@ class EngineManager:
 
     @property
     def servers(self) -> dict[str, EmbeddedServer]:
+        """A copy of the started servers by model key."""
         return dict(self._servers)
 
     def close(self) -> None:
+        """Stop every started server and forget them (safe to call twice)."""
         with self._lock:
             for server in self._servers.values():
                 server.stop()

@@ -64,6 +64,7 @@ class RoleClient:
 
     @property
     def model_name(self) -> str:
+        """The role's model name (``spec.model``)."""
         return self.spec.model
 
     @property

@@ -20,6 +20,8 @@ class ModelFileError(RuntimeError):
 
 @dataclass(frozen=True)
 class EmbeddedModel:
+    """One embedded GGUF model: its key, the PyPI part modules, and the size and
+    SHA-256 of the assembled file."""
     key: str
     description: str
     part_module: str       # Python module of part N, with {n}
@@ -30,6 +32,7 @@ class EmbeddedModel:
 
     @property
     def filename(self) -> str:
+        """Name of the assembled file in the cache (``<key>-instruct-q4_k_m.gguf``)."""
         return f"{self.key}-instruct-q4_k_m.gguf"
 
 
@@ -54,6 +57,7 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
 
 
 def cache_dir() -> Path:
+    """The model cache folder: ``$DESKBENCH_CACHE``, else ``~/.cache/deskbench``."""
     return Path(os.environ.get("DESKBENCH_CACHE", Path.home() / ".cache" / "deskbench"))
 
 

@@ -1,9 +1,11 @@
 """NoisyToolBench (Wang et al., "Learning to Ask", EMNLP 2025) in deskbench.
 
-:mod:`harness.ntb.cases` loads the 200 shipped cases and holds the ToolBench naming rules, the
-OpenAI tool schemas and the argument normalisation shared by the environment and the scorers;
-:mod:`harness.ntb.apienv` is the offline API environment (recorded responses, response
-examples, templates, an optional LLM simulator). The method is restated in
+:mod:`harness.ntb.cases` loads the 200 shipped cases; :mod:`harness.ntb.toolbench` holds the
+ToolBench naming rules and the OpenAI tool schemas and :mod:`harness.ntb.arguments` the argument
+normalisation shared by the environment and the scorers; :mod:`harness.ntb.scoring` combines the
+metrics (A1, A2, A3, Re, Steps) of its metric modules; :mod:`harness.ntb.apienv` is the
+offline API environment (recorded responses, response examples, templates, an optional LLM
+simulator). The method is restated in
 ``harness/data/noisytoolbench/SOURCE.md`` and the project's NoisyToolBench documentation.
 """
 from harness.face import lazy_face

@@ -128,6 +128,8 @@ ANSWER_TOOL = {"type": "function", "function": {
 
 
 def describe_apis(tools: Sequence[dict]) -> str:
+    """The API list of the text protocol's prompt: one ``- name(param: type, ...): description``
+    line per OpenAI tool schema, optional parameters marked, descriptions cut at 300 characters."""
     lines = []
     for t in tools:
         f = t["function"]
@@ -149,6 +151,11 @@ class _TextAction(BaseModel):
 
 
 def text_action_schema(api_names: Sequence[str], variant: str = "current") -> dict:
+    """The ``response_format`` that constrains a text-protocol step to one JSON action.
+
+    ``action`` is ``call_api``, ``ask_user`` (left out for ``no-ask``) or ``final_answer``;
+    ``api_name`` is one of ``api_names`` or empty.
+    """
     actions = ["call_api", "final_answer"] if variant == "no-ask" else ["call_api", "ask_user", "final_answer"]
     return {"type": "json_schema", "json_schema": {"name": "action", "strict": False, "schema": {
         "type": "object", "additionalProperties": False,
@@ -220,6 +227,8 @@ class TextProtocolAgent:
         self.variant = variant
 
     def messages(self, case: Case, steps: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+        """The prompt of the next step: system prompt with the API list, the query, then each
+        earlier call or ask as a JSON action followed by its observation or the user's reply."""
         tools = openai_tools(case)
         out: list[BaseMessage] = [SystemMessage(system_prompt(self.variant, describe_apis(tools), "text")),
                                   HumanMessage(case.query)]
@@ -232,6 +241,11 @@ class TextProtocolAgent:
         return out
 
     async def act(self, case: Case, steps: Sequence[dict[str, Any]]) -> Action:
+        """The agent's next action, retrying up to ``retries`` times on an unusable reply.
+
+        After the last failed try the action is an empty ``answer`` carrying the error; an ask
+        in a ``no-ask`` run becomes that question recorded as the answer (never sent to the user).
+        """
         names = [t["function"]["name"] for t in openai_tools(case)]
         messages = self.messages(case, steps)
         calls: list[LLMCall] = []
@@ -305,6 +319,8 @@ class NativeToolAgent:
         return [*openai_tools(case), *([] if self.variant == "no-ask" else [ASK_TOOL]), ANSWER_TOOL]
 
     def messages(self, case: Case, steps: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+        """The prompt of the next step: system prompt, the query, then each earlier call or ask
+        as a tool call followed by its tool message (observation or the user's reply)."""
         out: list[BaseMessage] = [SystemMessage(system_prompt(self.variant, "", "native")),
                                   HumanMessage(case.query)]
         latest = _latest_call_index(steps)
@@ -322,6 +338,9 @@ class NativeToolAgent:
         return out
 
     async def act(self, case: Case, steps: Sequence[dict[str, Any]]) -> Action:
+        """The agent's next action from one model call: its first tool call (``ask_user``,
+        ``final_answer`` or an API; later ones are dropped and counted), or a plain reply as
+        the final answer."""
         msg, call = await self.client.invoke(self.messages(case, steps), "agent:ntb-step", tools=self.tools(case))
         content = (msg.content if isinstance(msg.content, str) else str(msg.content)).strip()
         if not msg.tool_calls:

@@ -6,7 +6,7 @@ present, typed parameters well-typed) and then answered from, in order of prefer
 
 1. ``recorded``: a real response recorded in the official run logs
    (``recorded_observations.json``) for the same case, API and normalised arguments
-   (:func:`harness.ntb.cases.normalise_arguments`); by default also one recorded for the same
+   (:func:`harness.ntb.arguments.normalise_arguments`); by default also one recorded for the same
    API and arguments in another case (the same real call);
 2. ``response_example`` / ``template``: ToolBench's response example for the API
    (``response_examples/<category>/<tool>.json``) or the spec's ``template_response``. Both are
@@ -33,8 +33,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall
 from harness.models.llm import RoleClient
-from harness.ntb.cases import (DATA_DIR, ArgumentsError, Case, api_specs, json_type, normalise_arguments,
-                               parameter_name, resolve_api_name, standardize)
+from harness.ntb.arguments import ArgumentsError, normalise_arguments
+from harness.ntb.cases import DATA_DIR, Case, api_specs, resolve_api_name
+from harness.ntb.toolbench import json_type, parameter_name, standardize
 
 Source = Literal["recorded", "response_example", "template", "llm_simulated", "error"]
 SIMULATOR_PROMPT_VERSION = "ntb-apisim-1"

@@ -40,6 +40,8 @@ class CaseEnvironment:
         self._envs: dict[str, ApiEnvironment] = {}
 
     async def call(self, case: Case, name: str, arguments: Any) -> Outcome:
+        """Run one API call in the case's environment (created on first use): its observation,
+        its ``source`` and ``error`` (and the simulator's model when it was asked), its LLM calls."""
         env = self._envs.setdefault(case_key(case), ApiEnvironment(
             case, self.simulator, prefer_simulator=self.simulator_first))
         result = await env.call(name, arguments)
@@ -56,6 +58,8 @@ class StoreStepSink:
         self.writer = writer
 
     def save_step(self, interaction_id: str, index: int, step: dict[str, Any], calls) -> None:
+        """Store one step as turn ``index``: the ask/answer text or the call as JSON, the reply or
+        observation, the agent's tokens, the whole step in ``extra_json`` and its LLM calls."""
         action = (step.get("text") if step["type"] != "call"
                   else json.dumps({"name": step["name"], "arguments": step.get("arguments")}, ensure_ascii=False))
         came_back = step.get("observation") if step["type"] == "call" else step.get("reply")
@@ -93,10 +97,19 @@ class NtbBatch:
         self.on_progress = on_progress or (lambda p: None)
 
     def protocol(self) -> str:
+        """``ntb.protocol``, with ``auto`` resolved: ``text`` for an embedded agent, else ``native``."""
         p = self.config.ntb.protocol
         return ("text" if self.config.role("agent").embedded else "native") if p == "auto" else p
 
     def create_run(self, cases: list[Case]) -> str:
+        """Store a new run of ``cases`` (one pending interaction each) and return its id.
+
+        The embedding model and the models of :meth:`roles_used` are checked first, so a missing
+        one fails before anything is stored.
+
+        Raises:
+            ValueError: no case selected.
+        """
         if not cases:
             raise ValueError("No NoisyToolBench cases selected; check --category and --case.")
         cfg = self.config
@@ -147,10 +160,13 @@ class NtbBatch:
                                  cfg.ntb.ask_match)
 
     def embedder(self):
+        """The configured ``ntb.embedding_model``'s embedder (texts -> vectors)."""
         from harness.models.embeddings import embedder_for
         return embedder_for(self.config.ntb.embedding_model)
 
     async def run(self, run_id: str) -> Progress:
+        """Play and score every case of the run not yet completed (resuming from its stored
+        steps), ``run.concurrency`` at a time, and set the run's status; returns the progress."""
         self.writer.set_run_status(run_id, "running")
         rows = self.reader.interactions(run_id)
         todo = [r for r in rows if r["status"] != "completed"]
@@ -199,6 +215,7 @@ class NtbBatch:
                 "protocol": self.protocol()}
 
     async def score(self, case: Case, steps: list[dict]) -> dict[str, Any]:
+        """:func:`harness.ntb.scoring.score_case` of the steps with the configured settings and judge."""
         judge = self.runtime.structured_judge("judge")
         ntb = self.config.ntb
         return await scoring.score_case(case, steps, embedder=self.embedder(), threshold=ntb.threshold,
@@ -213,6 +230,8 @@ def problem_row(case: Case) -> dict[str, Any]:
 
 
 def score_row(interaction_id: str, figures: dict[str, Any]) -> dict[str, Any]:
+    """The ``scores`` row of a case's figures: scorer, versions, the A2 method as ``formula``, the
+    scoring settings as ``weights_json`` and the figures themselves as ``figures_json``."""
     return {"interaction_id": interaction_id, "scorer": "noisytoolbench",
             "scorer_version": figures.get("scorer_version"), "formula": figures.get("a2_method"),
             "weights_json": json.dumps({"threshold": figures.get("threshold"),
@@ -224,12 +243,18 @@ def score_row(interaction_id: str, figures: dict[str, Any]) -> dict[str, Any]:
 
 
 def scoring_data_sha() -> str:
+    """The run's data hash: :func:`harness.ntb.cases.data_sha256` of the shipped NoisyToolBench files."""
     from harness.ntb.cases import data_sha256
     return data_sha256()
 
 
 async def arun_ntb(runtime: Runtime, resume: str | None = None,
                    on_progress: ProgressFn | None = None) -> tuple[str, Progress]:
+    """Create a run of the configured cases, or resume run ``resume``, and play it to the end.
+
+    Returns:
+        ``(run_id, progress)``.
+    """
     config = runtime.config
     writer, reader = StoreWriter(config.store), StoreReader(config.store, must_exist=False)
     try:

@@ -73,44 +73,43 @@ IBTC (instruction beyond the tools' capabilities)
       the user's instruction from API data, which an IBTC request cannot be by construction
       (the official published IBTC rows are Failure).
 
-Prompts here are versioned by :data:`PROMPT_VERSION`; change any text and bump it.
+The metrics are computed in their own modules and combined here: :mod:`harness.ntb.steplog`
+(the step log, Steps), :mod:`harness.ntb.ask_matching` (A1, Re), :mod:`harness.ntb.call_matching`
+(A2) and :mod:`harness.ntb.answer_judging` (A3, the IBTC limitation). The judge prompts are
+versioned by :data:`harness.ntb.judge_prompts.PROMPT_VERSION`; change any text and bump it.
 """
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
-
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, ConfigDict
+from typing import Any, Iterable, Mapping, Sequence
 
 from graphs.protocols import Judgment
-from harness.models import embeddings
-from harness.selfscore.judges import Reason, StructuredJudge
-from harness.tasks.jsonl import atomic_write, json_type
-from harness.ntb.cases import Case, case_key, normalise_arguments, resolve_api_name
+from harness.selfscore.judges import StructuredJudge
+from harness.tasks.jsonl import atomic_write
+from harness.ntb.answer_judging import judge_a3, judge_limitation
+from harness.ntb.ask_matching import (ASK_MATCH_MODES, DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, PAPER_THRESHOLD,
+                                      Embedder, ask_match_text, ask_matches, check_threshold, embedder_id)
+from harness.ntb.call_matching import A2_METHODS, a2_exact_set, call_key, ibtc_official_a2, judge_a2
+from harness.ntb.cases import Case, case_key
+from harness.ntb.judge_prompts import PROMPT_VERSION
+from harness.ntb.steplog import Step, calls_of, final_answer, step_counts, validate_steps
+
+__all__ = [  # this module's names and the metric modules' names that callers reach through it
+    "CATEGORIES", "CONVENTIONS", "CONVENTION_TEXT", "CSV_FIELDS", "DEFAULT_ASK_MATCH", "DEFAULT_CONVENTION",
+    "DEFAULT_THRESHOLD", "Embedder", "IBTC", "IBTC_A3_REASON", "NOT_JUDGED", "PAPER_THRESHOLD", "PROMPT_VERSION",
+    "SCORER_NAME", "SCORER_VERSION", "a2_exact_set", "ask_match_text", "ask_matches", "call_key",
+    "check_settings", "embedder_id", "overall", "score_case", "summarise", "tables", "validate_steps",
+    "write_csv",
+]
 
 SCORER_NAME = "noisytoolbench"
 SCORER_VERSION = "ntb-1.2"
-PROMPT_VERSION = "ntb-judge-p1"
-DEFAULT_THRESHOLD = 0.4   # official code; the paper's recipe says 0.8
-PAPER_THRESHOLD = 0.8
-A2_METHODS = ("exact-set", "llm-judge")
 CATEGORIES = ("IMKI", "IMR", "IwE", "IBTC")
 IBTC = "IBTC"
-STEP_TYPES = ("ask", "call", "answer", "think")
 CONVENTIONS = ("ibtc-excluded", "official")
-ASK_MATCH_MODES = ("message", "question")
-DEFAULT_ASK_MATCH = "message"   # the official code compares the whole asking message
 DEFAULT_CONVENTION = "ibtc-excluded"
 CSV_FIELDS = ("query_id", "query", "steps", "redundant_asking", "A1", "A2", "A3", "reason", "category")
-OBSERVATION_CHARS = 600   # per API observation shown to a judge
-CALLS_CHARS = 4000        # all calls shown to a judge together
-TEXT_CHARS = 2000         # the final answer / one ask shown to a judge
-
-Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
-Step = Mapping[str, Any]
 
 CONVENTION_TEXT = {
     "ibtc-excluded": "IBTC cases are excluded from the A2 and A3 means and reported separately "
@@ -119,328 +118,8 @@ CONVENTION_TEXT = {
                 "expected call is missing; exact-set: 1 iff no API call was made), A3 = 0 (an IBTC "
                 "request cannot be fulfilled from API data).",
 }
-
-
-# --- step logs ---------------------------------------------------------------------------------
-
-def validate_steps(steps: Any) -> list[str]:
-    """What is wrong with a step log, as ``steps[i].field: problem`` texts (empty if valid).
-
-    Checks the step types and the presence and JSON types of their fields; texts may be empty,
-    a call's ``arguments`` may be null (no arguments) and other fields (``thought``,
-    ``source``, ...) are allowed and ignored.
-    """
-    if not isinstance(steps, list):
-        return [f"steps must be a list, got {json_type(steps)}"]
-    if not steps:
-        return ["steps is empty (a case needs at least one step)"]
-    errors: list[str] = []
-    for i, step in enumerate(steps):
-        where = f"steps[{i}]"
-        if not isinstance(step, dict):
-            errors.append(f"{where} must be an object, got {json_type(step)}")
-            continue
-        kind = step.get("type")
-        if kind not in STEP_TYPES:
-            errors.append(f"{where}.type is {json_type(kind)}, must be one of {', '.join(STEP_TYPES)}")
-            continue
-        if kind == "call":
-            errors += _check_text(step, "name", where, required=True)
-            if "arguments" not in step:
-                errors.append(f"{where}.arguments is missing (use {{}} or null for none)")
-            elif not isinstance(step["arguments"], (dict, str, type(None))):
-                errors.append(f"{where}.arguments must be an object, a JSON string or null, "
-                              f"got {json_type(step['arguments'])}")
-            for key in ("observation", "source"):
-                errors += _check_text(step, key, where, required=False)
-        else:
-            errors += _check_text(step, "text", where, required=True)
-            if kind == "ask":
-                errors += _check_text(step, "reply", where, required=False)
-    return errors
-
-
-def step_counts(steps: Sequence[Step]) -> dict[str, int]:
-    """Steps per type (``ask``, ``call``, ``answer``, ``think``) and their ``total``."""
-    counts = {kind: sum(1 for s in steps if s.get("type") == kind) for kind in STEP_TYPES}
-    counts["total"] = sum(counts[k] for k in STEP_TYPES)
-    return counts
-
-
-def asks_of(steps: Sequence[Step]) -> list[str]:
-    """The texts of the agent's questions, in order."""
-    return [s["text"] for s in steps if s.get("type") == "ask"]
-
-
-def ask_match_text(step: Step, mode: str = DEFAULT_ASK_MATCH) -> str:
-    """The text of an ask step that is compared with the anticipated question.
-
-    ``question``: the question (``text``). ``message``: the whole message the agent wrote to
-    ask, as the official code compares it (``new_message["content"]`` of the reflection call,
-    reasoning and "Question: ..." together): the step's ``thought`` (the text protocol's
-    thought, a native call's message content) then its ``text``; just ``text`` when there is no
-    thought.
-
-    Raises:
-        ValueError: an unknown mode.
-    """
-    if mode not in ASK_MATCH_MODES:
-        raise ValueError(f"unknown ask_match {mode!r}; choose one of {', '.join(ASK_MATCH_MODES)}")
-    text = str(step.get("text") or "")
-    thought = str(step.get("thought") or "").strip()
-    if mode == "question" or not thought or thought in text:
-        return text
-    return f"{thought}\n{text}"
-
-
-def calls_of(steps: Sequence[Step]) -> list[Step]:
-    """The API call steps, in order."""
-    return [s for s in steps if s.get("type") == "call"]
-
-
-def final_answer(steps: Sequence[Step]) -> str | None:
-    """The text of the last ``answer`` step, or None when the agent never answered."""
-    answers = [s["text"] for s in steps if s.get("type") == "answer"]
-    return answers[-1] if answers else None
-
-
-# --- A1 and Re ---------------------------------------------------------------------------------
-
-def embedder_id(embedder: Embedder | None) -> str:
-    """The provenance id of an embedder: :func:`harness.models.embeddings.model_id` for the default,
-    else the callable's ``model_id`` (attribute or method), else its qualified name."""
-    if embedder is None or embedder is embeddings.embed:
-        return embeddings.model_id()
-    ident = getattr(embedder, "model_id", None)
-    if callable(ident):
-        ident = ident()
-    if isinstance(ident, str) and ident:
-        return ident
-    return f"{getattr(embedder, '__module__', '?')}.{getattr(embedder, '__qualname__', type(embedder).__name__)}"
-
-
-def ask_matches(asks: Sequence[str], expected_question: str, embedder: Embedder | None = None,
-                threshold: float = DEFAULT_THRESHOLD) -> list[dict[str, Any]]:
-    """Compare each ask with the anticipated question (the official rule).
-
-    Args:
-        asks: the agent's questions, in order.
-        expected_question: the case's anticipated clarifying question.
-        embedder: texts -> vectors; default :func:`harness.models.embeddings.embed`.
-        threshold: an ask matches when its cosine similarity is ``>=`` this (0 to 1).
-
-    Returns:
-        One ``{"text", "similarity", "matched", "redundant"}`` per ask. ``redundant`` is true
-        for an ask that does not match and for every match after the first.
-
-    Raises:
-        ValueError: a threshold outside 0..1, or an embedder returning the wrong count.
-    """
-    check_threshold(threshold)
-    if not asks:
-        return []
-    embed = embedder or embeddings.embed
-    vectors = list(embed([expected_question, *asks]))
-    if len(vectors) != len(asks) + 1:
-        raise ValueError(f"the embedder returned {len(vectors)} vectors for {len(asks) + 1} texts")
-    target, matched_before, out = vectors[0], False, []
-    for text, vector in zip(asks, vectors[1:]):
-        similarity = embeddings.cosine(target, vector)
-        matched = similarity >= threshold
-        out.append({"text": text, "similarity": round(similarity, 6), "matched": matched,
-                    "redundant": not matched or matched_before})
-        matched_before = matched_before or matched
-    return out
-
-
-def check_threshold(threshold: float) -> None:
-    """Raises ValueError unless ``threshold`` is a number from 0 to 1."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-        raise ValueError(f"threshold must be a number from 0 to 1, got {threshold!r}")
-
-
-# --- A2 (deterministic) ------------------------------------------------------------------------
-
-def call_key(name: str, arguments: Mapping[str, Any] | str | None,
-             case: Case | None = None) -> tuple[str, str]:
-    """The comparison key of a call: ``(name, normalise_arguments(arguments))``.
-
-    The name is the case's callable name it resolves to (:func:`resolve_api_name`: case,
-    punctuation, ToolBench's 64-character cut, an ``endswith`` match) when ``case`` is given
-    and it resolves, else the name lower-cased and stripped. Arguments that cannot be parsed
-    keep their text (so they match nothing that parses).
-    """
-    resolved = resolve_api_name(case, name) if case is not None else None
-    try:
-        args = normalise_arguments(arguments)
-    except (ValueError, TypeError):
-        args = "<unparsed> " + (arguments if isinstance(arguments, str) else repr(arguments)).strip()
-    return resolved or name.strip().lower(), args
-
-
-def a2_exact_set(expected_calls: Sequence[Mapping[str, Any]], made_calls: Sequence[Mapping[str, Any]],
-                 case: Case | None = None) -> tuple[int, str]:
-    """A2 by the scoring recipe: the set of expected calls equals the set of made calls
-    (keys of :func:`call_key`; order and repeats ignored, an extra call fails).
-
-    Returns:
-        ``(1 or 0, reason)``; the reason lists missing and unexpected calls.
-    """
-    expected = {call_key(c["name"], c["arguments"], case) for c in expected_calls}
-    made = {call_key(c["name"], c["arguments"], case) for c in made_calls}
-    if expected == made:
-        return 1, f"exact-set: the {len(made)} distinct call(s) made are the expected ones"
-    parts = []
-    if expected - made:
-        parts.append("missing " + "; ".join(f"{n}({a})" for n, a in sorted(expected - made)))
-    if made - expected:
-        parts.append("unexpected " + "; ".join(f"{n}({a})" for n, a in sorted(made - expected)))
-    return 0, _cut("exact-set: " + " | ".join(parts), 600)
-
-
-def ibtc_official_a2(made_calls: Sequence[Step], a2_method: str) -> tuple[int, str]:
-    """A2 of an IBTC case under the official convention (see the module docstring)."""
-    if a2_method == "llm-judge":
-        return 1, "IBTC: no expected call, so none is missing (extra calls allowed)"
-    if not made_calls:
-        return 1, "IBTC exact-set: no call expected, none made"
-    return 0, f"IBTC exact-set: no call expected, {len(made_calls)} made"
-
-
 NOT_JUDGED = "not judged (no judge)"
 IBTC_A3_REASON = "IBTC: A3 = 0 (an instruction beyond the tools cannot be fulfilled from API data)"
-
-
-# --- judges ------------------------------------------------------------------------------------
-
-class _Verdict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CallsVerdict(_Verdict):
-    reason: str = Reason
-    all_expected_calls_made: bool
-
-
-class AnswerVerdict(_Verdict):
-    reason: str = Reason
-    fulfilled: bool
-
-
-class LimitationVerdict(_Verdict):
-    reason: str = Reason
-    limitation_stated: bool
-
-
-JUDGE_SYSTEM = ("You evaluate an AI agent that uses APIs to serve a user. Judge strictly from the "
-                "record you are given. Answer with JSON only, following the schema.")
-
-A2_TASK = """The user's request: {query}
-The user's clarification when asked: {clarification}
-
-Expected API calls (what a correct agent calls, given the clarification):
-{expected}
-
-API calls the agent made:
-{made}
-
-Were ALL the expected API calls made with correct arguments?
-Rules: the order of calls does not matter; extra calls are allowed; extra optional arguments are allowed; an API name may be truncated or spelt slightly differently and argument names may differ slightly, so match by meaning; argument VALUES must have the same meaning (for example "beaches in Hawaii" for "Hawaii" is fine), but a wrong value or a misspelt value (for example "Hawii" for "Hawaii", or another id) is a failure.
-Answer {{"reason": "<one sentence>", "all_expected_calls_made": true or false}}."""
-
-A3_TASK = """The user's request: {query}
-The user's clarification when asked: {clarification}
-
-The API calls the agent made and what they returned:
-{calls}
-
-The agent's final answer:
-{answer}
-
-Does the final answer fulfil the user's intent (the request as clarified) using the data the APIs returned? It fails if it does not achieve the request, or if it is made up rather than based on the API results.
-Answer {{"reason": "<one sentence>", "fulfilled": true or false}}."""
-
-LIMITATION_TASK = """The user's request: {query}
-
-The APIs the agent had: {apis}
-This request is beyond what these APIs can do.
-
-What the agent did:
-{record}
-
-Did the agent tell the user that it cannot do this request with its available tools, without inventing a result?
-Answer {{"reason": "<one sentence>", "limitation_stated": true or false}}."""
-
-
-def _messages(task: str) -> list[BaseMessage]:
-    return [SystemMessage(JUDGE_SYSTEM), HumanMessage(task)]
-
-
-async def judge_a2(judge: StructuredJudge, case: Case, made_calls: Sequence[Step]) -> Judgment:
-    """The official-style A2 judge (kind ``ntb_a2``); ``value`` is True when all expected calls
-    were made with correct arguments."""
-    task = A2_TASK.format(query=case.query, clarification=case.clarification,
-                          expected=_render_calls(case.expected_calls, observations=False),
-                          made=_render_calls(made_calls, observations=False))
-    return await judge.judge("ntb_a2", _messages(task), CallsVerdict, lambda v: v.all_expected_calls_made)
-
-
-async def judge_a3(judge: StructuredJudge, case: Case, steps: Sequence[Step]) -> Judgment:
-    """The A3 judge (kind ``ntb_a3``); ``value`` is True when the final answer fulfils the
-    user's intent using the API results."""
-    task = A3_TASK.format(query=case.query, clarification=case.clarification,
-                          calls=_render_calls(calls_of(steps), observations=True),
-                          answer=_cut(final_answer(steps) or "(none)", TEXT_CHARS))
-    return await judge.judge("ntb_a3", _messages(task), AnswerVerdict, lambda v: v.fulfilled)
-
-
-async def judge_limitation(judge: StructuredJudge, case: Case, steps: Sequence[Step]) -> Judgment:
-    """The IBTC judge (kind ``ntb_limitation``); ``value`` is True when the agent told the
-    user that the request is beyond its tools without inventing a result."""
-    task = LIMITATION_TASK.format(query=case.query, apis=_api_names(case), record=_render_record(steps))
-    return await judge.judge("ntb_limitation", _messages(task), LimitationVerdict,
-                             lambda v: v.limitation_stated)
-
-
-def _render_calls(calls: Sequence[Mapping[str, Any]], observations: bool) -> str:
-    if not calls:
-        return "(none)"
-    lines = []
-    for i, call in enumerate(calls, 1):
-        line = f"{i}. {call['name']} {_arguments_text(call['arguments'])}"
-        if observations:
-            line += "\n   returned: " + _cut(str(call.get("observation") or "(no response)"), OBSERVATION_CHARS)
-        lines.append(line)
-    return _cut("\n".join(lines), CALLS_CHARS)
-
-
-def _render_record(steps: Sequence[Step]) -> str:
-    """Asks (with replies), calls and answers as the user saw them; reasoning left out."""
-    lines = []
-    for step in steps:
-        kind = step.get("type")
-        if kind == "ask":
-            lines.append(f"- asked the user: {_cut(step['text'], TEXT_CHARS)}")
-            if step.get("reply"):
-                lines.append(f"  user replied: {_cut(step['reply'], TEXT_CHARS)}")
-        elif kind == "call":
-            lines.append(f"- called {step['name']} {_arguments_text(step['arguments'])}")
-        elif kind == "answer":
-            lines.append(f"- final answer: {_cut(step['text'], TEXT_CHARS)}")
-    return _cut("\n".join(lines) or "(nothing)", CALLS_CHARS)
-
-
-def _api_names(case: Case) -> str:
-    names = sorted({f"{a.get('tool_name', '?')}: {a.get('api_name', '?')}" for a in case.api_list or []})
-    return _cut("; ".join(names) or "(none)", 1500)
-
-
-def _arguments_text(arguments: Any) -> str:
-    if arguments is None:
-        return "{}"
-    if isinstance(arguments, str):
-        return arguments.strip()
-    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
 
 
 # --- one case ----------------------------------------------------------------------------------
@@ -528,16 +207,7 @@ async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | 
     calls, answer, judged = calls_of(steps), final_answer(steps), _Judged()
     limitation = None
     if case.category == IBTC:
-        a2 = judged.rule("A2", *ibtc_official_a2(calls, a2_method))
-        if judge is None:
-            a3 = judged.rule("A3", None, NOT_JUDGED, "not_judged")
-            judged.rule("limitation", None, NOT_JUDGED, "not_judged")
-        else:
-            a3 = judged.rule("A3", 0, IBTC_A3_REASON)
-            if answer is None:  # nothing was said to the user, so no limitation was stated
-                limitation = judged.rule("limitation", 0, "no final answer")
-            else:
-                limitation = judged.take("limitation", await judge_limitation(judge, case, steps))
+        a2, a3, limitation = await _ibtc(case, steps, calls, answer, a2_method, judge, judged)
     else:
         if a2_method == "exact-set":
             a2 = judged.rule("A2", *a2_exact_set(case.expected_calls, calls, case))
@@ -563,6 +233,24 @@ async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | 
         "a2_method": a2_method, "judge_model": judge.client.model_name if judged.judgments else None,
         "prompt_version": PROMPT_VERSION, "scorer_version": SCORER_VERSION,
     }
+
+
+async def _ibtc(case: Case, steps: Sequence[Step], calls: Sequence[Step], answer: str | None, a2_method: str,
+                judge: StructuredJudge | None, judged: _Judged) -> tuple[int | None, int | None, int | None]:
+    """A2, A3 and ``limitation_stated`` of an IBTC case: A2 and A3 by the official convention's
+    rules (A3 None without a judge), the limitation by the judge (0 when there is no answer)."""
+    limitation = None
+    a2 = judged.rule("A2", *ibtc_official_a2(calls, a2_method))
+    if judge is None:
+        a3 = judged.rule("A3", None, NOT_JUDGED, "not_judged")
+        judged.rule("limitation", None, NOT_JUDGED, "not_judged")
+    else:
+        a3 = judged.rule("A3", 0, IBTC_A3_REASON)
+        if answer is None:  # nothing was said to the user, so no limitation was stated
+            limitation = judged.rule("limitation", 0, "no final answer")
+        else:
+            limitation = judged.take("limitation", await judge_limitation(judge, case, steps))
+    return a2, a3, limitation
 
 
 async def _a3(case: Case, steps: Sequence[Step], a2: int | None, answer: str | None,
@@ -674,22 +362,3 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
         for row in rows:
             writer.writerow(["" if row.get(k) is None else row[k] for k in CSV_FIELDS])
     return path
-
-
-# --- helpers -----------------------------------------------------------------------------------
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
-
-
-def _check_text(step: dict, key: str, where: str, required: bool) -> list[str]:
-    """Strings may be empty: a small model's empty answer is scored, not rejected."""
-    value = step.get(key)
-    if value is None:
-        return [f"{where}.{key} is missing"] if required else []
-    if not isinstance(value, str):
-        return [f"{where}.{key} must be a string, got {json_type(value)}"]
-    return []
-
-
-

@@ -4,7 +4,7 @@ Input is JSONL, one case per line::
 
     {"category": "IMKI" | "IMR" | "IwE" | "IBTC", "query_id": int, "steps": [...]}
 
-``steps`` is the step log of :mod:`harness.ntb.scoring` (``ask``, ``call``, ``answer``,
+``steps`` is the step log of :mod:`harness.ntb.steplog` (``ask``, ``call``, ``answer``,
 ``think``); an ask's optional ``thought`` is part of its message (``ask_match="message"``),
 an answer's optional ``limitation: true`` marks an Ask-when-Needed "limitation of toolset"
 statement (A3 = 0); other fields are ignored. The case itself (query, anticipated question,
@@ -27,10 +27,10 @@ from typing import Any, Callable, Sequence, TYPE_CHECKING
 from harness.models.embeddings import embed
 from harness.tasks.jsonl import JsonlError, read_jsonl
 from harness.ntb.cases import Case, case_key, load_cases
-from harness.ntb.scoring import (
-    CATEGORIES, DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, PROMPT_VERSION, SCORER_VERSION, Embedder, check_settings,
-    embedder_id, score_case, tables, validate_steps, write_csv,
-)
+from harness.ntb.ask_matching import DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, Embedder, embedder_id
+from harness.ntb.judge_prompts import PROMPT_VERSION
+from harness.ntb.scoring import CATEGORIES, SCORER_VERSION, check_settings, score_case, tables, write_csv
+from harness.ntb.steplog import validate_steps
 from harness.selfscore.transcripts import TranscriptError, raise_problems
 
 if TYPE_CHECKING:  # the composition root builds the runtime and passes it in

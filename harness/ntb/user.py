@@ -1,7 +1,7 @@
 """The NoisyToolBench simulated user, as the official one (``single_chain_interaction.py``).
 
 It holds the case's clarification. The agent's asking message (``ask_match``: the whole
-message, as the official code, or the question alone; :func:`harness.ntb.scoring.ask_match_text`)
+message, as the official code, or the question alone; :func:`harness.ntb.ask_matching.ask_match_text`)
 is compared with the anticipated question by sentence-embedding cosine similarity. At or above
 the threshold the user answers with the clarification, also when a matching question is asked
 again (that repeat counts as redundant, as in the official code); below it the user answers
@@ -17,8 +17,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from graphs.toolloop import Outcome
 from harness.models.embeddings import cosine
 from harness.models.llm import RoleClient
+from harness.ntb.ask_matching import DEFAULT_ASK_MATCH, ask_match_text
 from harness.ntb.cases import Case
-from harness.ntb.scoring import DEFAULT_ASK_MATCH, ask_match_text
 
 NO_INFO = "I could not provide relevant information for this question."
 """The official user's reply to a question that does not match (its exact words)."""
@@ -55,6 +55,8 @@ class SimulatedToolUser:
 
     async def reply(self, case: Case, question: str, steps: Sequence[dict[str, Any]],
                     thought: str | None = None) -> Outcome:
+        """The user's reply to an ask: the clarification (worded by the paraphraser when there is
+        one) when the question matches, else :data:`NO_INFO`; the detail is :meth:`match`'s."""
         detail = self.match(case, question, steps, thought)
         matched = detail["matched"]
         if not matched:

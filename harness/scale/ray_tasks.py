@@ -86,6 +86,7 @@ class ShardedProgress(Progress):
 
     @property
     def retries(self) -> int:
+        """Shard attempts beyond the first, over all shards."""
         return sum(max(s.get("attempts", 1) - 1, 0) for s in self.shards.values())
 
 
@@ -96,14 +97,17 @@ class ProgressBoard:
         self.shards: dict[int, dict[str, Any]] = {}
 
     def started(self, index: int, node_id: str, pid: int) -> int:
+        """Note that a shard's task started (on ``node_id``, as ``pid``); returns its attempt number."""
         s = self.shards.setdefault(index, {"attempts": 0})
         s.update(attempts=s["attempts"] + 1, node_id=node_id, pid=pid, state="running")
         return s["attempts"]
 
     def report(self, index: int, figures: dict[str, Any]) -> None:
+        """Merge a shard's latest figures or state into its entry."""
         self.shards.setdefault(index, {"attempts": 1}).update(figures)
 
     def snapshot(self) -> dict[int, dict[str, Any]]:
+        """Every shard's entry by index (attempts, node, state, figures)."""
         return self.shards
 
 
@@ -142,6 +146,8 @@ def shard_task(spec: ShardSpec, seed: bytes, worker_dir: str | None, driver_node
 
 @dataclass
 class ShardedRun:
+    """The outcome of :func:`run_on_ray`: run id, progress read back from the store, merge
+    reports, shard specs, shard problems, and seconds per phase."""
     run_id: str
     progress: Progress
     merges: list[MergeReport]

@@ -41,6 +41,7 @@ class ShardSpec:
 
     @property
     def name(self) -> str:
+        """The shard store's file name (``shard-<k>.sqlite``)."""
         return Path(self.path).name
 
 
@@ -80,6 +81,7 @@ def split_evenly(items: Sequence[str], n: int) -> list[list[str]]:
 
 
 def default_shard_dir(store: str | Path, run_id: str) -> Path:
+    """The driver's default shard folder: ``<store dir>/shards/<run id>``."""
     return Path(store).parent / "shards" / run_id
 
 

@@ -2,7 +2,7 @@
 
 For every turn a person rated: their helpfulness score beside the LLM judge's, and their
 solved verdict beside the solved-check's. Reported per run: Pearson and Spearman correlation,
-Krippendorff's alpha (interval; ``harness.study.statistics.judge_comparison``), mean difference
+Krippendorff's alpha (interval; ``harness.study.judge_statistics.judge_comparison``), mean difference
 (human - LLM) and mean absolute difference for helpfulness; percent agreement and Cohen's
 kappa for solved.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from harness.study.statistics import judge_comparison
+from harness.study.judge_statistics import judge_comparison
 
 
 def _pairs(rows: Sequence[Mapping[str, Any]], human: str, llm: str) -> list[tuple[float, float]]:
@@ -64,4 +64,5 @@ def solved_agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def human_llm_agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"helpfulness": helpfulness_agreement(rows), "solved": solved_agreement(rows)}``."""
     return {"helpfulness": helpfulness_agreement(rows), "solved": solved_agreement(rows)}

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.study.html_report import text_summary, write_html_report
-from harness.study.statistics import compare_runs, judge_comparison, judge_reliability, weight_sensitivity
+from harness.study.judge_statistics import judge_comparison, judge_reliability
+from harness.study.statistics import compare_runs, weight_sensitivity
 from store import StoreReader
 
 WEIGHT_VECTORS = [(0.5, 0.4, 0.1), (1 / 3, 1 / 3, 1 / 3), (0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)]

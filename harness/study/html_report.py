@@ -2,7 +2,8 @@
 
 Input is plain data: run name -> per-interaction figure dicts (as ``StoreReader.scores(run_id)``
 rows hold them under ``figures``), plus optional results of
-:func:`harness.study.statistics.judge_comparison`, :func:`harness.study.statistics.judge_reliability` and
+:func:`harness.study.judge_statistics.judge_comparison`,
+:func:`harness.study.judge_statistics.judge_reliability` and
 :func:`harness.study.statistics.weight_sensitivity`. The HTML uses inline CSS only and no scripts; its
 PNG figures lie in ``report_files/`` beside it (or are embedded as data URIs with
 ``embed_images=True``), so it opens offline.
@@ -153,8 +154,8 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
         title: page title.
         comparison: a precomputed :func:`harness.study.statistics.compare_runs` result; computed
             here (final score, with ``seed`` and ``n_resamples``) when None.
-        judge_comparison: optional :func:`harness.study.statistics.judge_comparison` result.
-        reliability: optional :func:`harness.study.statistics.judge_reliability` result.
+        judge_comparison: optional :func:`harness.study.judge_statistics.judge_comparison` result.
+        reliability: optional :func:`harness.study.judge_statistics.judge_reliability` result.
         sensitivity: optional :func:`harness.study.statistics.weight_sensitivity` result.
         embed_images: embed PNGs as data URIs (a single file) instead of linking them.
 

@@ -24,6 +24,10 @@ def _fmt(v: Any, digits: int = 2) -> str:
 
 
 def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | None = None) -> str:
+    """The Markdown report of a stored run: its settings, summary figures with a bootstrap CI of
+    the mean final score, how the conversations went, failed interactions and judgments, one
+    table row per interaction, model calls, voice figures (if any), and ``sanity_lines`` (a
+    judge sanity check's output) when given."""
     run = reader.run(run_id)
     figures = [s["figures"] for s in reader.scores(run_id)]
     interactions = reader.interactions(run_id)
@@ -76,6 +80,7 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
 
 def write_report(reader: StoreReader, run_id: str, out_dir: Path,
                  sanity_lines: list[str] | None = None) -> Path:
+    """Write :func:`report_markdown` to ``out_dir/report.md`` (folder created) and return that path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "report.md"
     path.write_text(report_markdown(reader, run_id, sanity_lines), encoding="utf-8")

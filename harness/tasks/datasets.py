@@ -51,6 +51,8 @@ class DatasetError(ValueError):
 
 @dataclass
 class Task:
+    """One validated task of a task set; the fields are those of docs/data-formats.md."""
+
     id: str
     question: str
     reference_answer: str | None = None
@@ -64,6 +66,8 @@ class Task:
 
 @dataclass
 class Dataset:
+    """A loaded task set: its name, file, the file's SHA-256 as stored, and its tasks in file order."""
+
     name: str
     path: Path
     sha256: str
@@ -71,6 +75,11 @@ class Dataset:
 
 
 def resolve(name_or_path: str) -> tuple[str, Path]:
+    """The ``(name, path)`` of a built-in set's name or of a task file (named after its stem).
+
+    Raises:
+        DatasetError: neither a built-in set nor an existing file.
+    """
     if name_or_path in BUILTIN:
         return name_or_path, BUILTIN[name_or_path]
     path = Path(name_or_path)

@@ -11,79 +11,35 @@ every row cleared once read, so a multi-GB dump is imported in bounded memory:
 
 A kept question becomes one task. Its conversation is the question (user turn 1), the accepted
 answer (agent turn 1), then the comments on both posts by ``CreationDate`` then ``Id``: the
-asker's comments are user messages, everyone else's agent messages (see :func:`pair_turns`).
+asker's comments are user messages, everyone else's agent messages (see
+:func:`harness.tasks.stackexchange_threads.pair_turns`).
 The task's ``facts`` are the asker's own comments (``UserId`` == the question's
 ``OwnerUserId``) on the question and on any of its answers, by date, tags stripped
-(:func:`comment_text`): what the real asker added later, for the simulated user.
+(:func:`harness.tasks.stackexchange_text.comment_text`): what the real asker added later, for
+the simulated user.
 
-This module also holds the helpers the other importers share: :func:`pair_turns` and
-:func:`write_tasks`.
+This module reads the dump (:func:`import_dump`) and writes task files (:func:`write_tasks`,
+which the other importers and the split use too); the threads and the tasks they become are in
+:mod:`harness.tasks.stackexchange_threads`, the cleaning of HTML in
+:mod:`harness.tasks.stackexchange_text`.
 """
 from __future__ import annotations
 
 import gzip
-import html
 import json
-import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from harness.tasks.jsonl import atomic_write
+from harness.tasks.stackexchange_text import html_to_text, parse_tags
+from harness.tasks.stackexchange_threads import Comment, ImportResult, Thread
 
-MAX_PROBLEMS = 10  # malformed rows described in ImportResult.problems; all are counted
 _SITE_SUFFIXES = (".stackexchange.com", ".com", ".net")
 
 
 class StackExchangeImportError(ValueError):
     """A dump that cannot be read at all; the message names the file and how to fix it."""
-
-
-# --------------------------------------------------------------------------------------------
-# Shared helpers
-# --------------------------------------------------------------------------------------------
-
-def pair_turns(messages: Iterable[tuple[str, str]]) -> tuple[str, list[str], list[str]] | None:
-    """Turn a conversation into deskbench's question, followups and agent replies.
-
-    Consecutive messages of the same side are merged with a blank line; empty messages are
-    ignored. A trailing user message is dropped (a turn needs an agent reply).
-
-    Args:
-        messages: ``(side, text)`` pairs in order, ``side`` being ``"user"`` or ``"agent"``;
-            the first non-empty message must be the user's.
-
-    Returns:
-        ``(question, followups, agent_replies)`` with ``agent_replies[k]`` the agent message
-        of turn ``k+1`` and ``followups[k]`` the user message of turn ``k+2`` (so
-        ``len(followups) == len(agent_replies) - 1``), or None when no agent message follows
-        the first user message.
-
-    Raises:
-        ValueError: a side other than ``user``/``agent``, or an agent message first.
-    """
-    merged: list[tuple[str, str]] = []
-    for side, text in messages:
-        if side not in ("user", "agent"):
-            raise ValueError(f"side must be 'user' or 'agent', not {side!r}")
-        text = text.strip()
-        if not text:
-            continue
-        if merged and merged[-1][0] == side:
-            merged[-1] = (side, merged[-1][1] + "\n\n" + text)
-        else:
-            merged.append((side, text))
-    if merged and merged[0][0] != "user":
-        raise ValueError("a conversation must start with the user's message")
-    if merged and merged[-1][0] == "user":
-        merged.pop()
-    if len(merged) < 2:
-        return None
-    users = [text for side, text in merged if side == "user"]
-    agents = [text for side, text in merged if side == "agent"]
-    return users[0], users[1:], agents
 
 
 def write_tasks(tasks: Iterable[dict[str, Any]], path: str | Path) -> int:
@@ -109,250 +65,6 @@ def write_tasks(tasks: Iterable[dict[str, Any]], path: str | Path) -> int:
         if stream is not raw:
             stream.close()
     return count
-
-
-# --------------------------------------------------------------------------------------------
-# HTML bodies and tags
-# --------------------------------------------------------------------------------------------
-
-_BLOCKS = {"p", "div", "blockquote", "pre", "ul", "ol", "dl", "dt", "dd", "table", "tr", "hr",
-           "h1", "h2", "h3", "h4", "h5", "h6"}
-
-
-class _TextExtractor(HTMLParser):
-    """Collects the text of an HTML fragment; see :func:`html_to_text`."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._pre = 0
-        self._skip = 0
-        self._links: list[tuple[str, int]] = []  # (href, index of the link's first part)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style"):
-            self._skip += 1
-        elif tag == "br":
-            self.parts.append("\n")
-        elif tag == "li":
-            self.parts.append("\n")
-        elif tag in _BLOCKS:
-            self.parts.append("\n\n")
-        if tag == "pre":
-            self._pre += 1
-        elif tag == "img":
-            alt = (dict(attrs).get("alt") or "").strip()
-            self.parts.append(f"[image: {alt}]" if alt else "[image]")
-        elif tag == "a":
-            self._links.append((dict(attrs).get("href") or "", len(self.parts)))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style"):
-            self._skip = max(0, self._skip - 1)
-        elif tag == "pre":
-            self._pre = max(0, self._pre - 1)
-        elif tag == "a" and self._links:
-            href, start = self._links.pop()
-            label = "".join(self.parts[start:]).strip()
-            if href.startswith(("http://", "https://")) and label and label != href:
-                self.parts.append(f" ({href})")
-        if tag in _BLOCKS:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._skip:
-            return
-        if self._pre:
-            self.parts.append(data)
-            return
-        data = re.sub(r"\s+", " ", data)
-        if not self.parts or self.parts[-1].endswith("\n"):
-            data = data.lstrip()
-        self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    """Plain text of a post's HTML body.
-
-    ``<p>``, headings, lists and other blocks become blank lines, ``<br>`` and ``<li>`` line
-    breaks; text inside ``<pre>`` (code blocks) is kept verbatim; other whitespace is
-    collapsed as a browser would; entities are unescaped; absolute link targets are kept in
-    parentheses after the link text and images become ``[image: alt]``.
-
-    Args:
-        html: the ``Body`` attribute of a post (HTML).
-
-    Returns:
-        The text, without trailing spaces and with at most one blank line in a row.
-    """
-    parser = _TextExtractor()
-    parser.feed(html)
-    parser.close()
-    lines = [line.rstrip() for line in "".join(parser.parts).split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def parse_tags(raw: str | None) -> list[str]:
-    """Tags of a question: ``<a><b>`` (older dumps) or ``|a|b|`` (newer dumps).
-
-    Args:
-        raw: the ``Tags`` attribute, or None.
-
-    Returns:
-        The tag names in order; ``[]`` when there are none.
-    """
-    raw = (raw or "").strip()
-    if raw.startswith("<"):
-        return [t.strip() for t in re.findall(r"<([^<>]+)>", raw) if t.strip()]
-    return [t.strip() for t in raw.split("|") if t.strip()]
-
-
-# Comment text is Markdown-ish plain text that may hold a few inline HTML tags; only those
-# known tags are removed, so "<username>" or "<<joke>>" in a comment survive.
-_COMMENT_TAG = re.compile(r"</?(?:a|b|i|em|strong|code|kbd|pre|p|br|span|div|sup|sub|s|strike|del|"
-                          r"blockquote|ul|ol|li|img|hr)(?:\s[^<>]*)?/?>", re.I)
-
-
-def comment_text(raw: str) -> str:
-    """Plain text of a comment: inline HTML tags removed, entities unescaped, spaces collapsed.
-
-    Args:
-        raw: the ``Text`` attribute of a comment row.
-
-    Returns:
-        The text on one line, stripped.
-    """
-    return " ".join(html.unescape(_COMMENT_TAG.sub("", raw)).split())
-
-
-# --------------------------------------------------------------------------------------------
-# Results
-# --------------------------------------------------------------------------------------------
-
-@dataclass
-class Comment:
-    """A comment on the question or on its accepted answer."""
-
-    id: int
-    post_id: int
-    creation_date: str
-    text: str
-    user_id: int | None
-    user_name: str | None
-    licence: str | None = None
-    by_asker: bool = False
-
-
-@dataclass
-class Thread:
-    """A kept question with its accepted answer and the comments on both, in order."""
-
-    question_id: int
-    answer_id: int
-    title: str
-    body: str
-    tags: list[str]
-    question_score: int
-    answer_score: int
-    answer: str
-    asker_id: int | None
-    asker_name: str | None
-    answerer_id: int | None
-    licences: list[str]
-    comments: list[Comment] = field(default_factory=list)
-    #: the asker's comments on the question's other answers (facts only, not the conversation)
-    asker_answer_comments: list[Comment] = field(default_factory=list)
-
-    def facts(self) -> list[str]:
-        """The asker's own comments on the question and all its answers, by date, as text.
-
-        A comment counts only when its ``UserId`` equals the question's ``OwnerUserId``; rows
-        without either id are skipped (a display-name match is too weak for facts).
-        """
-        if self.asker_id is None:
-            return []
-        mine = [c for c in [*self.comments, *self.asker_answer_comments] if c.user_id == self.asker_id]
-        mine.sort(key=lambda c: (c.creation_date, c.id))
-        return [text for text in (comment_text(c.text) for c in mine) if text]
-
-    def conversation(self) -> list[tuple[str, str]]:
-        """``(side, text)`` messages: question, accepted answer, then each comment."""
-        head = [("user", f"{self.title}\n\n{self.body}".strip()), ("agent", self.answer)]
-        return head + [("user" if c.by_asker else "agent", c.text) for c in self.comments]
-
-    def to_task(self, site: str) -> dict[str, Any]:
-        """The deskbench task of this thread (docs/data-formats.md, plus ``agent_replies``)."""
-        question, followups, agent_replies = pair_turns(self.conversation()) or ("", [], [])
-        return {
-            "id": f"{site}-{self.question_id}",
-            "question": question,
-            "reference_answer": self.answer,
-            "followups": followups,
-            "agent_replies": agent_replies,
-            "facts": self.facts(),
-            "metadata": {
-                "source": "stackexchange", "site": site, "question_id": self.question_id,
-                "answer_id": self.answer_id, "tags": self.tags,
-                "question_score": self.question_score, "answer_score": self.answer_score,
-                "comments": len(self.comments),
-                "asker_comments": sum(c.by_asker for c in self.comments),
-                "answer_by_asker": self.asker_id is not None and self.asker_id == self.answerer_id,
-                "licence": "; ".join(self.licences) if self.licences else "CC BY-SA (Stack Exchange data dump)",
-            },
-        }
-
-
-@dataclass
-class ImportResult:
-    """What :func:`import_dump` found.
-
-    Attributes:
-        site: the site name used in task ids.
-        tasks: one task per kept question, by question id.
-        threads: the same questions as :class:`Thread` (comments with ``by_asker``).
-        questions_seen: well-formed question rows (``PostTypeId`` 1).
-        answers_seen: well-formed answer rows (``PostTypeId`` 2).
-        kept: questions turned into tasks.
-        skipped: questions not kept, by reason: ``no_accepted_answer``,
-            ``accepted_answer_missing`` (not in the dump, malformed, or not an answer to this
-            question), ``answer_score_below_min``, ``empty_answer``.
-        malformed: rows skipped because a required attribute is missing or not a number.
-        malformed_by_file: the same, per file name.
-        problems: the first few malformed rows, described.
-        comments_seen: well-formed comment rows.
-        comments_kept: comments attached to kept threads.
-    """
-
-    site: str
-    tasks: list[dict[str, Any]] = field(default_factory=list)
-    threads: list[Thread] = field(default_factory=list)
-    questions_seen: int = 0
-    answers_seen: int = 0
-    kept: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    malformed: int = 0
-    malformed_by_file: dict[str, int] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    comments_seen: int = 0
-    comments_kept: int = 0
-
-    def skip(self, reason: str, n: int = 1) -> None:
-        if n:
-            self.skipped[reason] = self.skipped.get(reason, 0) + n
-
-    def bad_row(self, file: str, row: int, what: str) -> None:
-        self.malformed += 1
-        self.malformed_by_file[file] = self.malformed_by_file.get(file, 0) + 1
-        if len(self.problems) < MAX_PROBLEMS:
-            self.problems.append(f"{file} row {row}: {what}")
-
-    def summary(self) -> str:
-        """A short human-readable account of the import."""
-        skipped = ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items())) or "none"
-        text = (f"{self.site}: {self.questions_seen} questions, {self.answers_seen} answers, "
-                f"{self.comments_seen} comments read; {self.kept} tasks kept; skipped: {skipped}; "
-                f"{self.malformed} malformed row(s) skipped")
-        return text + "".join(f"\n  {p}" for p in self.problems)
 
 
 # --------------------------------------------------------------------------------------------

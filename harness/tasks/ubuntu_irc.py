@@ -8,8 +8,8 @@ The shipped file ``harness/data/ubuntu_irc/ubuntu_irc_test_threads.jsonl`` holds
 
 The asker is the first message's speaker: the asker's messages are user messages, everyone
 else's are agent (helper) messages. Turns are built with
-:func:`harness.tasks.stackexchange.pair_turns` (same-side messages merged, a trailing user message
-dropped). Before that, the asker's reposts of the question are dropped (:func:`without_reposts`):
+:func:`harness.tasks.stackexchange_threads.pair_turns` (same-side messages merged, a trailing
+user message dropped). Before that, the asker's reposts of the question are dropped (:func:`without_reposts`):
 on IRC an unanswered question is pasted again, often whole, sometimes with a sentence added,
 and the simulated user would otherwise open with the same question two or three times.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from harness.tasks.jsonl import read_jsonl
-from harness.tasks.stackexchange import MAX_PROBLEMS, pair_turns
+from harness.tasks.stackexchange_threads import MAX_PROBLEMS, pair_turns
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "ubuntu_irc" / "ubuntu_irc_test_threads.jsonl"
 LICENCE = "CC BY 4.0"
@@ -69,6 +69,7 @@ class IrcImportResult:
     problems: list[str] = field(default_factory=list)
 
     def skip(self, reason: str, problem: str | None = None) -> None:
+        """Count a thread not kept for ``reason``; describe it in ``problems`` (the first few only)."""
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
         if problem and len(self.problems) < MAX_PROBLEMS:
             self.problems.append(problem)

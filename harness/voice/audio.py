@@ -138,4 +138,5 @@ def write_wav(path: str | Path, samples: np.ndarray, sample_rate: int) -> Path:
 
 
 def seconds(samples: np.ndarray, sample_rate: int) -> float:
+    """Duration of ``samples`` at ``sample_rate``, in seconds."""
     return len(samples) / float(sample_rate)

@@ -57,9 +57,11 @@ class Channel:
 
     @property
     def degraded(self) -> bool:
+        """True when the channel changes the audio (telephone band or noise)."""
         return self.telephone or self.snr_db is not None
 
     def describe(self) -> dict[str, Any]:
+        """The channel settings stored with each message (``telephone``, ``snr_db``)."""
         return {"telephone": self.telephone, "snr_db": self.snr_db}
 
     def apply(self, samples: np.ndarray, sample_rate: int, key: str) -> tuple[np.ndarray, int]:

@@ -29,6 +29,8 @@ class CallerError(ValueError):
 
 @dataclass(frozen=True)
 class CallerPreset:
+    """How a simulated duplex caller behaves: think pauses, hesitations, backchannels,
+    and when it cuts in (talk too long, too many sentences, a repetition, a fact)."""
     name: str
     description: str
     think_s: tuple[float, float] = (0.5, 1.0)       # pause before answering (uniform, seeded)

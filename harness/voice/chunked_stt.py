@@ -31,6 +31,7 @@ class ChunkedTranscript:
 
     @property
     def measures(self) -> dict:
+        """The voice measures stored with the message: chunk count, STT tail and per-chunk STT ms."""
         return {"stt_chunks": len(self.chunks), "stt_tail_ms": round(self.tail_ms, 1),
                 "stt_chunk_ms": [round(c["stt_ms"], 1) for c in self.chunks]}
 

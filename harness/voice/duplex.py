@@ -113,6 +113,7 @@ class DuplexHub:
         self._short: dict[str, tuple[np.ndarray, int]] = {}
 
     def call(self, interaction_id: str) -> CallState:
+        """The :class:`CallState` of an interaction, created on first use."""
         return self.calls.setdefault(interaction_id, CallState())
 
     def rng(self, interaction_id: str, turn: int, purpose: str) -> np.random.Generator:
@@ -151,6 +152,8 @@ class DuplexVoiceUser:
         self.inner, self.hub = inner, hub
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
+        """The inner user's reply spoken on the call's clock (after its barge-in opener, if any)
+        and heard by the agent through the line; a hang-up writes the call's recording."""
         hub, iid = self.hub, problem.interaction_id
         state = hub.call(iid)
         reply = await self.inner.respond(problem, history, turn_index)
@@ -202,6 +205,8 @@ class DuplexVoiceAgent:
         self.inner, self.hub = inner, hub
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
+        """The inner agent's reply spoken on the call's clock, cut where the caller barges in;
+        returns what the caller heard, with the duplex measures, and updates the recording."""
         hub, link, iid = self.hub, self.hub.link, problem.interaction_id
         turn = sum(1 for m in history if m.role == "user")
         state = hub.call(iid)

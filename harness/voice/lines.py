@@ -58,6 +58,7 @@ class LinePreset:
 
     @property
     def degraded(self) -> bool:
+        """True when the line changes the audio (telephone band, noise or packet loss)."""
         return self.telephone or self.snr_db is not None or self.loss_rate > 0
 
     def describe(self) -> dict[str, Any]:

@@ -77,6 +77,11 @@ class Microphone:
         self.sd, self.mode, self.block = sd, mode, int(STT_RATE * block_s)
 
     def listen(self) -> np.ndarray | None:
+        """Record one message (push-to-talk or voice activity, per ``mode``); None if the caller hung up.
+
+        Raises:
+            NoAudioDevice: recording failed.
+        """
         try:
             return self._push() if self.mode == "push" else self._vad()
         except self.sd.PortAudioError as exc:
@@ -108,6 +113,8 @@ class MicUser:
         self.mic, self.link, self.first = mic, link, first
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
+        """Turn 1: the first message (its text is the problem's question); later turns: record and
+        transcribe the next message, asking again on unusable audio. ``Reply(None)`` on hang-up."""
         import asyncio
         while True:
             samples = self.first if turn_index == 1 else await asyncio.to_thread(self.mic.listen)
@@ -134,6 +141,12 @@ class PlayingAgent:
         self.inner, self.link, self.sd = inner, link, sd
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
+        """The inner agent's reply, printed, then spoken and played (the speech saved when the
+        link keeps audio).
+
+        Raises:
+            NoAudioDevice: playback failed.
+        """
         turn_index = sum(1 for m in history if m.role == "user")
         started = perf_counter()
         reply = await self.inner.respond(problem, history)

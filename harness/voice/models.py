@@ -31,6 +31,7 @@ class WhisperFiles:
 
     @property
     def folder_name(self) -> str:
+        """Name of the assembled model's folder in the cache (``<key>-ct2``)."""
         return f"{self.key}-ct2"
 
 

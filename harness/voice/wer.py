@@ -41,6 +41,7 @@ class WordErrors:
 
     @property
     def errors(self) -> int:
+        """Substitutions, deletions and insertions together."""
         return self.substitutions + self.deletions + self.insertions
 
     @property
@@ -101,6 +102,7 @@ class BucketWER:
 
     @property
     def corpus(self) -> float:
+        """All word errors over all reference words (0.0 with no reference word)."""
         return self.errors / self.words if self.words else 0.0
 
 
