@@ -68,6 +68,7 @@ class Judgment:
 
     @property
     def ok(self) -> bool:
+        """Whether the judgment is valid (``status`` is ``ok``), so ``value`` can be used."""
         return self.status == "ok"
 
 
@@ -100,7 +101,9 @@ class Problem:
 class User(Protocol):
     """The user side: an LLM-simulated user, a scripted user, or a live person."""
 
-    async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply: ...
+    async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
+        """The user's message of turn ``turn_index`` (1-based) after ``history``; ``text`` None ends the session."""
+        ...
 
 
 class Agent(Protocol):
@@ -108,7 +111,9 @@ class Agent(Protocol):
     also define ``has_reply(problem, history) -> bool``: the turn loop ends the conversation
     (``agent_ended``) when it returns False for the user's next message, which is not stored."""
 
-    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply: ...
+    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
+        """The agent's reply to the conversation so far (``history`` ends with the user's message)."""
+        ...
 
 
 def agent_has_reply(agent: Agent, problem: Problem, history: Sequence[Message]) -> bool:
@@ -121,17 +126,25 @@ class TurnJudges(Protocol):
     """Per-turn judgments of SelfScore."""
 
     async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
-                               first_turn: bool) -> Judgment: ...
+                               first_turn: bool) -> Judgment:
+        """How helpful the user's last message is (``first_turn``: the initial question's rubric)."""
+        ...
 
-    async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment: ...
+    async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        """How helpful the agent's last reply is."""
+        ...
 
-    async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment: ...
+    async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        """Whether the conversation so far has solved the problem (``value`` a bool)."""
+        ...
 
 
 class TurnCost(Protocol):
     """Prices one turn from its LLM calls."""
 
-    def turn_cost(self, calls: Sequence[LLMCall]) -> float: ...
+    def turn_cost(self, calls: Sequence[LLMCall]) -> float:
+        """The cost of a turn whose LLM calls are ``calls``."""
+        ...
 
 
 class TurnSink(Protocol):
@@ -139,4 +152,6 @@ class TurnSink(Protocol):
 
     def save_turn(self, interaction_id: str, turn_index: int, user: Reply, agent: Reply,
                   judgments: Sequence[Judgment], quality: float | None, cost: float,
-                  latency_ms: float) -> None: ...
+                  latency_ms: float) -> None:
+        """Commit one finished turn: both messages, its judgments, quality, cost and latency."""
+        ...

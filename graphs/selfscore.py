@@ -96,6 +96,11 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
                                "agent_reply": None, "solved": None, "stop_reason": stop},
                        goto=END if stop else "user_turn")
 
+    return _compile_turn_loop(user_turn, judge_user, agent_turn, judge_agent, record_turn, checkpointer)
+
+
+def _compile_turn_loop(user_turn, judge_user, agent_turn, judge_agent, record_turn, checkpointer):
+    """Wire the five node functions into the turn loop's StateGraph and compile it."""
     # The two branching nodes route themselves with ``Command(goto=...)`` rather than through
     # conditional edges: same graph (``destinations`` declares the same edges), same steps, but
     # no router runnable per branch. A plain-function router is run by LangGraph in a worker

@@ -45,14 +45,24 @@ class Outcome:
 
 
 class ToolAgent(Protocol):
-    async def act(self, case: Any, steps: Sequence[dict[str, Any]]) -> Action: ...
+    """The agent of the tool loop: chooses each step's action."""
+
+    async def act(self, case: Any, steps: Sequence[dict[str, Any]]) -> Action:
+        """The next action on ``case`` after the stored ``steps`` (call an API, ask, or answer)."""
+        ...
 
 
 class ToolEnvironment(Protocol):
-    async def call(self, case: Any, name: str, arguments: Any) -> Outcome: ...
+    """The APIs of a case, which the agent's ``call`` actions run against."""
+
+    async def call(self, case: Any, name: str, arguments: Any) -> Outcome:
+        """Run API ``name`` with ``arguments`` for ``case``; the outcome's text is the observation."""
+        ...
 
 
 class AskedUser(Protocol):
+    """The user who answers the agent's clarifying questions (simulated, or a person live)."""
+
     async def reply(self, case: Any, question: str, steps: Sequence[dict[str, Any]],
                     thought: str | None = None) -> Outcome:
         """``question`` is what the user is shown; ``thought`` the rest of the asking message
@@ -61,11 +71,18 @@ class AskedUser(Protocol):
 
 
 class StepSink(Protocol):
+    """Durably records each finished step of the tool loop."""
+
     def save_step(self, interaction_id: str, index: int, step: dict[str, Any],
-                  calls: Sequence[LLMCall]) -> None: ...
+                  calls: Sequence[LLMCall]) -> None:
+        """Commit step ``index`` (1-based; :func:`step_record`'s form) with the LLM calls it made."""
+        ...
 
 
 class ToolLoopState(TypedDict, total=False):
+    """State of one NoisyToolBench case: its stored steps (grown by reducer), the model-call count
+    and the caps, and the current step's action and outcome (cleared by ``record_step``)."""
+
     interaction_id: str
     case: Any
     steps: Annotated[list[dict[str, Any]], operator.add]

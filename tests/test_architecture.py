@@ -229,3 +229,15 @@ def test_what_other_packages_import_is_on_the_face():
             if name not in getattr(face, "__all__", ()):
                 missing.append(f"{module} imports {target}.{name}")
     assert not missing, "names used across packages but missing from the face:\n" + "\n".join(missing)
+
+
+def test_the_judges_response_schemas_carry_no_docstring():
+    """A verdict class's docstring would become the JSON schema's description, which is sent to
+    the judge with every call: documenting one would change the prompt (and need a new prompt
+    version). The verdict classes are explained in comments instead."""
+    from harness.ntb.answer_judging import AnswerVerdict, LimitationVerdict
+    from harness.ntb.call_matching import CallsVerdict
+    from harness.selfscore.judges import ComplexityVerdict, HelpfulnessVerdict, SolvedVerdict
+    for verdict in (HelpfulnessVerdict, SolvedVerdict, ComplexityVerdict, AnswerVerdict, LimitationVerdict,
+                    CallsVerdict):
+        assert "description" not in verdict.model_json_schema(), verdict.__name__

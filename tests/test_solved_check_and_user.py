@@ -141,7 +141,7 @@ def test_turn_helpfulness_pairs_cover_each_rubric_and_follow_the_turn_order():
 
 def test_turn_helpfulness_builder_writes_the_shipped_file():
     import importlib.util
-    from harness.selfscore.sanity import SANITY_DIR
+    from harness.selfscore.sanity_sets import SANITY_DIR
     spec = importlib.util.spec_from_file_location("build_turn_helpfulness", SANITY_DIR / "build_turn_helpfulness.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

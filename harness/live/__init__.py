@@ -12,7 +12,7 @@ FACE = {
     "CLOSED": "studies",
     "CLOSED_MESSAGE": "studies",
     "LiveError": "guards",
-    "NtbSessionView": "ntb_sessions",
+    "NtbSessionView": "ntb_views",
     "SessionView": "views",
     "StudySpec": "studies",
     "chunk_wav": "speech",

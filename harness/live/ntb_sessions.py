@@ -42,7 +42,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command, interrupt
 
 from graphs.toolloop import Outcome
-from harness.selfscore.batch import new_run
+from harness.selfscore.runs import new_run
 from harness.compose import Runtime
 from harness.live.guards import LiveError, RateLimiter, clean_message
 from harness.live.ntb_loop import NtbToolLoop

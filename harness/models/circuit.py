@@ -2,7 +2,7 @@
 
 An endpoint that keeps failing after retries, or keeps refusing connections, is down for good
 as far as a batch is concerned: the breaker opens, every later call to it raises
-:class:`CircuitOpenError` at once, and the batch stops cleanly (``harness.selfscore.batch.run_all`` marks
+:class:`CircuitOpenError` at once, and the batch stops cleanly (``harness.selfscore.runs.run_all`` marks
 the run ``interrupted``; ``--resume RUN`` finishes it once the endpoint is back).
 
 :class:`CircuitOpenError` derives from ``BaseException`` on purpose, like ``KeyboardInterrupt``:

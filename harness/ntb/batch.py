@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any, TYPE_CHECKING
 
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
-from harness.selfscore.batch import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
+from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from harness.config import Config
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS, NativeToolAgent, TextProtocolAgent

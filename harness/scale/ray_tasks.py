@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.selfscore.batch import Progress
+from harness.selfscore.runs import Progress
 from harness.models.circuit import CircuitOpenError
 from harness.config import Config, ConfigError
 from harness.tasks.datasets import Dataset

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from harness.selfscore.batch import Progress, ProgressFn
+from harness.selfscore.runs import Progress, ProgressFn
 from harness.config import Config
 from harness.tasks.datasets import Dataset
 from harness.tasks.jsonl import atomic_write

@@ -54,9 +54,12 @@ class AdversarialPair:
     note: str = ""
 
     def history(self, attacked: bool) -> list[Message]:
+        """The conversation the judges read: the context, then the attacked or the clean twin."""
         return [*self.context, Message(self.side, self.attacked if attacked else self.clean)]
 
     def problem_for_judges(self) -> Problem:
+        """The problem both twins are judged against: the context's first user message as the
+        question, and the pair's ``problem`` (else that question) as the problem statement."""
         question = next((m.content for m in self.context if m.role == "user"), self.clean)
         return Problem(f"adversarial-{self.id}", question, None, self.problem or question)
 
@@ -139,15 +142,18 @@ class PairResult:
 
     @property
     def solved_flipped(self) -> bool:
+        """Whether the solved-check gave the two twins different valid verdicts."""
         c, a = self.clean_solved, self.attacked_solved
         return c is not None and a is not None and c.ok and a.ok and c.value != a.value
 
     @property
     def judgments(self) -> list[Judgment]:
+        """The pair's judgments that were made (helpfulness, and the solved-checks when run)."""
         return [j for j in (self.clean, self.attacked, self.clean_solved, self.attacked_solved) if j is not None]
 
     @property
     def failed(self) -> int:
+        """How many of the pair's judgments failed."""
         return sum(not j.ok for j in self.judgments)
 
     @property
@@ -214,11 +220,13 @@ class RobustnessReport:
         return [_row(name, rs) for name, rs in [*ordered, ("all", self.results)]]
 
     def side_rows(self) -> list[dict]:
+        """One row per judged side present (``user``, ``agent``), with the figures of :meth:`rows`."""
         return [_row(side, [r for r in self.results if r.pair.side == side])
                 for side in SIDES if any(r.pair.side == side for r in self.results)]
 
     @property
     def overall(self) -> dict:
+        """The ``all`` row of :meth:`rows`: the figures over every pair."""
         return self.rows()[-1]
 
     @property
@@ -227,6 +235,8 @@ class RobustnessReport:
         return all(r["mean_shift"] is not None and abs(r["mean_shift"]) <= TARGET_SHIFT for r in self.rows())
 
     def markdown(self) -> str:
+        """The report as Markdown: the per-category and per-side shift table, whether the target
+        is met, the detector's flags per category, and one row per pair."""
         lines = [f"Judge robustness: {self.judge_model}, prompt {self.prompt_version}, "
                  f"manipulation defence {'on' if self.defence else 'off'}, other languages "
                  f"{self.other_languages}, {len(self.results)} pairs", "",

@@ -5,44 +5,24 @@ last stored turn and never redoes or duplicates a stored turn.
 """
 from __future__ import annotations
 
-import asyncio
 import json
-import subprocess
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
-from time import perf_counter
-from typing import Any, Callable, Iterable, Sequence, TYPE_CHECKING
+from typing import Sequence, TYPE_CHECKING
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
 from harness.selfscore import prompts
-from harness.models.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
-from harness.config import Config, RetryConfig
+from harness.config import Config
 from harness.tasks.datasets import Dataset, task_solution
 from harness.selfscore.figures import interaction_figures, score_row
 from harness.selfscore.judges import judge_complexity, judgment_row
 from harness.defence.manipulation import turn_record
 from harness.selfscore.preprocess import preprocessed_text
+from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from harness.selfscore.scoring import SCORER_VERSION
 from store import StoreReader, StoreWriter
 
 if TYPE_CHECKING:  # the composition root builds the runtime and passes it in
     from harness.compose import Runtime
-
-
-def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[str, Any]:
-    """The ``llm_calls`` row of one attempt (see :func:`call_rows` for a call's retries)."""
-    return {"interaction_id": interaction_id, "turn_index": turn_index, "role": c.role,
-            "purpose": c.purpose, "model": c.model, "input_tokens": c.input_tokens,
-            "output_tokens": c.output_tokens, "cached_tokens": c.cached_tokens,
-            "ttft_ms": c.ttft_ms, "latency_ms": c.latency_ms, "cost": c.cost, "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
-            "backoff_s": c.backoff_s}
-
-
-def call_rows(calls: Iterable[LLMCall], interaction_id: str, turn_index: int | None) -> list[dict[str, Any]]:
-    """One ``llm_calls`` row per attempt of each call: its failed attempts, then itself."""
-    return [call_row(a, interaction_id, turn_index) for c in calls for a in c.all_attempts()]
 
 
 class StoreTurnSink:
@@ -54,6 +34,8 @@ class StoreTurnSink:
     def save_turn(self, interaction_id: str, turn_index: int, user: Reply, agent: Reply,
                   judgments: Sequence[Judgment], quality: float | None, cost: float,
                   latency_ms: float) -> None:
+        """Commit one turn in one transaction: its turn row (scores, the agent's tokens, what the
+        manipulation rules found in each message), its judgment rows and an ``llm_calls`` row per attempt."""
         by_kind = {j.kind: j for j in judgments}
 
         def score(kind):
@@ -82,151 +64,10 @@ class StoreTurnSink:
         )
 
 
-@dataclass
-class Progress:
-    """Running figures of a batch, handed to the progress callback after each event."""
-
-    total: int
-    done: int = 0
-    failed: int = 0
-    turns: int = 0
-    solved: int = 0
-    finals: list[float] = field(default_factory=list)
-    started: float = field(default_factory=perf_counter)
-
-    @property
-    def mean_final(self) -> float | None:
-        return sum(self.finals) / len(self.finals) if self.finals else None
-
-    @property
-    def turns_per_s(self) -> float:
-        return self.turns / max(perf_counter() - self.started, 1e-9)
-
-
-ProgressFn = Callable[[Progress], None]
-
-
 def history_from_turns(turns: Sequence[dict]) -> list[Message]:
     """The conversation of stored turn rows, as the turn loop's history (for a resume)."""
     return [m for t in turns for m in (Message("user", t["user_message"]),
                                        Message("agent", t["agent_message"]))]
-
-
-def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str, dataset_sha256: str,
-            prompt_version: str, scorer_version: str, source_run: str | None = None,
-            run_id: str | None = None, problems: Sequence[dict] = (),
-            interactions: Callable[[str], Sequence[dict]] = lambda run_id: ()) -> str:
-    """Store a new run row (status running) with everything needed to trace its figures,
-    together with its ``problems`` and ``interactions(run_id)`` in one transaction (a crash
-    leaves no run or a whole one). ``run_id`` defaults to ``<name>-<UTC timestamp>``."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")[:-3]
-    run_id = run_id or f"{name}-{stamp}"
-    row = {
-        "id": run_id, "name": name, "kind": kind, "config_json": cfg.model_dump_json(),
-        "models_json": json.dumps({r: s.model for r, s in cfg.roles.items()}),
-        "dataset": dataset, "dataset_sha256": dataset_sha256, "seed": cfg.run.seed,
-        "code_version": code_version(), "prompt_version": prompt_version,
-        "scorer_version": scorer_version, "source_run": source_run,
-    }
-    writer.create_run(row, problems, interactions(run_id))
-    return run_id
-
-
-async def run_all(writer: StoreWriter, run_id: str, todo: Sequence[dict], concurrency: int,
-                  progress: Progress, worker: Callable[[dict], Any],
-                  retry: RetryConfig | None = None) -> Progress:
-    """Run ``worker`` on every interaction row of ``todo``, ``concurrency`` at a time, and
-    leave the run's status as completed, incomplete (some failed) or interrupted.
-
-    Model calls retry and trip circuit breakers by ``retry`` (``harness.models.circuit``). When one
-    worker raises anything that is not an ordinary failure (an open circuit, Ctrl-C), no new
-    interaction starts, the ones in flight are cancelled (a turn is one transaction: nothing
-    half-written), the run is marked interrupted and the exception propagates.
-    """
-    semaphore = asyncio.Semaphore(concurrency)
-
-    async def one(row):
-        async with semaphore:
-            await worker(row)
-
-    with reliability_scope(ReliabilityScope(retry or RetryConfig())):
-        tasks = [asyncio.ensure_future(one(r)) for r in todo]
-    try:
-        await _first_error(tasks)
-    except BaseException as exc:
-        if isinstance(exc, CircuitOpenError):
-            exc.run_id = run_id
-            detail = f"{exc}; nothing half-written; resume with --resume {run_id} once it is back"
-        else:
-            detail = f"{type(exc).__name__}: {exc}"
-        writer.set_run_status(run_id, "interrupted", detail[:500])
-        raise
-    detail = None if not progress.failed else (
-        f"{progress.failed} interaction(s) failed; finish them with --resume {run_id}")
-    writer.set_run_status(run_id, "completed" if not progress.failed else "incomplete", detail)
-    return progress
-
-
-async def finish_run(writer: StoreWriter, run_id: str, progress: Progress,
-                     on_progress: ProgressFn | None = None) -> Progress:
-    """A resume with no interaction left to play (the batch was killed after its last
-    conversation, while the run's status, report or exports were written): report the
-    progress once and mark the run completed, as :func:`run_all` does at its end. The caller
-    then writes the report and exports again (docs/reliability.md)."""
-    if on_progress:
-        on_progress(progress)
-    return await run_all(writer, run_id, [], 1, progress, lambda row: None)
-
-
-async def _first_error(tasks: list[asyncio.Future]) -> None:
-    """Wait for every task; on the first exception cancel the others, wait for them, raise it."""
-    if not tasks:  # asyncio.wait refuses an empty set
-        return
-    try:
-        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-    except BaseException:  # this coroutine itself was cancelled or interrupted
-        done, pending = set(), {t for t in tasks if not t.done()}
-        for t in pending:
-            t.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        raise
-    for t in pending:
-        t.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
-    for t in tasks:
-        if t in done and not t.cancelled() and t.exception() is not None:
-            raise t.exception()
-
-
-def record_failure(writer: StoreWriter, reader: StoreReader, interaction_id: str, exc: Exception,
-                   progress: Progress, on_progress: ProgressFn) -> None:
-    """Mark an interaction failed (its stored turns stay; ``--resume`` continues it).
-
-    The failed call's attempts (``exc.llm_call``, see ``harness.models.llm.RoleClient.invoke``) are
-    stored with it, under the turn that was in flight.
-    """
-    n_turns = len(reader.turns(interaction_id))
-    failed = getattr(exc, "llm_call", None)
-    writer.finish_interaction(interaction_id, "failed", None, n_turns,
-                              error=f"{type(exc).__name__}: {exc}"[:1000],
-                              calls=call_rows([failed] if failed else [], interaction_id, n_turns + 1))
-    progress.failed += 1
-    on_progress(progress)
-
-
-def code_version() -> str:
-    try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
-                             text=True, timeout=5, cwd=Path(__file__).parent)
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("deskbench")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 class SelfScoreBatch:

@@ -21,6 +21,9 @@ class AgentTurnCost:
         self.agent_spec = agent_spec
 
     def turn_cost(self, calls: Sequence[LLMCall]) -> float:
+        """The turn's cost by ``config.mode``: 0 (``none``), the fixed ``price_per_turn``
+        (``per_turn``), or the agent calls' tokens at one price (``total``) or at the agent
+        model's input and output prices (``split``); prices are per million tokens."""
         mode = self.config.mode
         if mode == "none":
             return 0.0

@@ -28,6 +28,8 @@ def interaction_figures(reader: StoreReader, interaction: dict[str, Any], run_co
 
 
 def score_row(figures: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """The ``scores`` row of an interaction's ``figures`` in ``run``: the scorer and formula,
+    the scoring weights, judge and complexity models and prompt version of the run's config."""
     roles = run["config"].get("roles", {})
     scoring = run["config"].get("scoring", {})
     return {

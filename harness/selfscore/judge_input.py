@@ -42,6 +42,7 @@ class JudgeView:
 
     @property
     def latest(self) -> str:
+        """The text of the view's last message (empty when there is none)."""
         return self.messages[-1].content if self.messages else ""
 
     def task(self, task: str) -> str:

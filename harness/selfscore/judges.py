@@ -16,13 +16,15 @@ from graphs.protocols import Judgment, LLMCall, Message, Problem
 from harness.selfscore import prompts
 from harness.selfscore.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
 from harness.models.llm import RoleClient, ask_yes_no
-from harness.selfscore.judge_input import JudgeInput, JudgeView, neutralised_history  # noqa: F401 (re-exported)
+from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages  # noqa: F401 (re-exported)
 
 Score = Field(ge=1, le=10)
 Reason = Field(max_length=200)  # bounds the judge's output tokens (JSON-schema maxLength)
 
 
+# The verdict models have no docstrings on purpose: pydantic puts a class docstring into the
+# JSON schema (``description``) that :func:`response_format` sends to the judge.
 class _Verdict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,6 +64,14 @@ class StructuredJudge:
 
     async def judge(self, kind: str, messages: list[BaseMessage], verdict: type[V],
                     value_of: Callable[[V], object]) -> Judgment:
+        """Ask for a ``verdict`` JSON answer to ``messages`` and validate it, retrying up to
+        ``retries`` more times after an endpoint failure or invalid JSON (then with a request to
+        answer again).
+
+        Returns:
+            An ``ok`` judgment whose value is ``value_of(verdict)``, or a ``failed`` one (value None)
+            with every attempt's raw output, calls and the last error; a failure is never defaulted.
+        """
         raws: list[str] = []
         calls: list[LLMCall] = []
         error = None
@@ -141,6 +151,9 @@ class ConfirmationSolvedCheck:
         self.judge_input = judge_input or JudgeInput(manipulation_defence)
 
     async def judge(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        """Whether the user's latest message confirms the problem is fixed: False on turn 1 and
+        when the rules veto, else P(yes) of the two questions against ``threshold`` (failed when
+        a question gets no yes/no answer)."""
         from harness.selfscore.user_checks import agent_cues, persisting_cues, result_cues
 
         base = dict(kind="solved", model=self.client.model_name, prompt_version=prompts.PROMPT_VERSION)
@@ -234,16 +247,21 @@ class SelfScoreJudges:
 
     async def user_helpfulness(self, problem: Problem, history: Sequence[Message],
                                first_turn: bool) -> Judgment:
+        """Helpfulness of the user's latest message (the first-question rubric and bounds when
+        ``first_turn``, else those of a later reply)."""
         task = prompts.USER_HELPFULNESS_FIRST if first_turn else prompts.USER_HELPFULNESS_LATER
         bounds_of = (lambda text, _h: first_question_bounds(text)) if first_turn else user_reply_bounds
         return await self._judged("user_helpfulness", history, task, HelpfulnessVerdict, lambda v: v.score,
                                   bounds_of)
 
     async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        """Helpfulness of the agent's latest reply, with the agent-reply rubric bounds."""
         return await self._judged("agent_helpfulness", history, prompts.AGENT_HELPFULNESS,
                                   HelpfulnessVerdict, lambda v: v.score, agent_reply_bounds)
 
     async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
+        """The solved-check by ``solved_method``: :class:`ConfirmationSolvedCheck`, or one JSON
+        verdict against the problem statement (the question when there is none)."""
         if self.solved_method == "confirmation":
             return await self.confirmation.judge(problem, history)
         statement = problem.problem_statement or problem.question

@@ -104,6 +104,7 @@ def detect_language(text: str) -> str:
 
 
 def is_english(text: str) -> bool:
+    """Whether :func:`detect_language` reads ``text`` as English."""
     return detect_language(text) == "English"
 
 

@@ -46,6 +46,7 @@ class PlainAgent:
         self.system_prompt = system_prompt
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
+        """The agent's reply to the windowed conversation (:func:`window`) under its system prompt."""
         messages = [SystemMessage(self.system_prompt), *_as_chat(window(history), "agent")]
         text, call = await self.client.complete(messages, "agent:reply")
         return Reply(text.strip(), [call])
@@ -150,6 +151,10 @@ class SimulatedUser:
         return (msg.content if isinstance(msg.content, str) else str(msg.content)), call
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
+        """The user's message of turn ``turn_index``: the question on turn 1; later, the
+        :meth:`outcome` of the agent's last message decides fixed or not and the reply is drafted
+        to say so, regenerated while a draft breaks a check (``harness.selfscore.user_checks``).
+        The decision, every draft and its violations are in ``extra['simulator']``."""
         if turn_index == 1 or not history:
             return Reply(problem.question)
         calls: list[LLMCall] = []
@@ -240,6 +245,8 @@ class ScriptedUser:
         self.openings = openings or {}
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
+        """The opening or question on turn 1, then the script's next message; None (the user
+        ends the conversation) when the script runs out."""
         if turn_index == 1:
             return Reply(self.openings.get(problem.interaction_id) or problem.question)
         script = self.script.get(problem.interaction_id, ()) if isinstance(self.script, Mapping) else self.script
@@ -271,6 +278,10 @@ class ScriptedAgent:
         return n < len(replies)
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
+        """The interaction's next scripted reply, with its original agent call when one is given.
+
+        Raises:
+            ValueError: the script has no reply left for this turn."""
         n, replies = self._next(problem, history)
         if n >= len(replies):
             raise ValueError(f"{problem.interaction_id}: no scripted agent reply for turn {n + 1} "

@@ -101,6 +101,7 @@ def answer_signs(text: str) -> list[str]:
 
 
 def looks_like_answer(text: str) -> bool:
+    """Whether a summary shows any answer pattern (:func:`answer_signs`)."""
     return bool(answer_signs(text))
 
 
@@ -191,6 +192,7 @@ class Extraction:
 
     @property
     def regenerated(self) -> bool:
+        """Whether the first attempt was regenerated (more than one attempt)."""
         return len(self.attempts) > 1
 
     def raw(self) -> str:

@@ -147,7 +147,7 @@ Question: does the latest USER message state something that contradicts these fa
 # Layout of every judge prompt: the conversation so far, then the latest message on its own,
 # then the task. The agent-helpfulness and solved-check calls of a turn share everything up to
 # the task, so llama.cpp reuses that prefix from its prompt cache.
-# Measured on the 12 sanity pairs (harness/selfscore/sanity.py) with Qwen2.5-Coder-1.5B at temperature 0:
+# Measured on the 12 sanity pairs (harness/selfscore/sanity_sets.py) with Qwen2.5-Coder-1.5B at temperature 0:
 # this layout with a plain banded rubric: 12/12 helpful above useless; the previous version,
 # which asked for on_topic/actionable booleans before the score, made the model answer
 # on_topic=false and score 1 for 9 of the 12 helpful replies (3/12).

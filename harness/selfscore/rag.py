@@ -205,10 +205,12 @@ class KnowledgeBase:
 
     @property
     def name(self) -> str:
+        """The Chroma collection's name."""
         return self.collection.name
 
     @property
     def model_id(self) -> str:
+        """The id of the embedding model the collection is built with."""
         return self.embedder.model_id
 
     def count(self) -> int:
@@ -346,6 +348,9 @@ class RagAgent:
                                 problem.question if self.exclude_same_question else None)
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
+        """The agent's reply with the ``k`` retrieved passages in its system prompt (the history
+        window shrunk by their length); ``extra`` records the passages' ids and distances,
+        ``k``, the embedding model and the collection."""
         passages = await asyncio.to_thread(self._retrieve, problem, history)
         system = rag_system_prompt(passages, self.system_prompt)
         budget = max(MIN_HISTORY_CHARS, HISTORY_CHARS - (len(system) - len(self.system_prompt)))

@@ -54,6 +54,7 @@ class Replay:
 
     @property
     def n_turns(self) -> int:
+        """The number of turns to replay: one per stored agent reply."""
         return len(self.script["agent_replies"])
 
 

@@ -193,6 +193,7 @@ class Violation:
     evidence: str
 
     def as_dict(self) -> dict:
+        """The violation as stored in the simulator record (evidence cut to 160 characters)."""
         return {"kind": self.kind, "evidence": self.evidence[:160]}
 
 

@@ -1,6 +1,6 @@
 """Writes turn_helpfulness.jsonl: helpfulness pairs inside real-looking conversations.
 
-The 12 pairs of ``harness.selfscore.sanity.HELPFULNESS_PAIRS`` rate one agent reply to a first question.
+The 12 pairs of ``harness.selfscore.sanity_sets.HELPFULNESS_PAIRS`` rate one agent reply to a first question.
 Batches b18 and b19 (docs/batches.md) showed biases those pairs do not reach, deeper in a
 conversation: user helpfulness gave 1 to a clear report that a step was done and the problem
 stays ("I tried logging in again and the issue is still there."), and agent helpfulness gave 8

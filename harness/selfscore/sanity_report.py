@@ -1,0 +1,169 @@
+"""The judge sanity report: per-case verdicts of each sanity set and the report's printed lines."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.selfscore import prompts
+from harness.selfscore.sanity_sets import TURN_GROUPS
+
+
+@dataclass
+class Verdict:
+    """One yes/no sanity case: what was expected, what came back (None: failed), and details."""
+
+    id: str
+    expected: bool
+    got: bool | None
+    detail: str = ""
+
+    @property
+    def right(self) -> bool:
+        """Whether the case came back with the expected answer (a failed case is wrong)."""
+        return self.got is not None and self.got == self.expected
+
+
+def class_counts(cases: list[Verdict]) -> tuple[int, int, int, int]:
+    """(right on yes, yes cases, right on no, no cases)."""
+    yes = [c for c in cases if c.expected]
+    no = [c for c in cases if not c.expected]
+    return sum(c.right for c in yes), len(yes), sum(c.right for c in no), len(no)
+
+
+@dataclass
+class TurnPair:
+    """One turn-helpfulness case: the scores of its helpful and its useless version, and the
+    judge's own scores before the rubric bounds (``harness.selfscore.helpfulness_bounds``)."""
+
+    id: str
+    group: str
+    helpful: int | None
+    useless: int | None
+    judge_helpful: int | None = None
+    judge_useless: int | None = None
+
+    @property
+    def right(self) -> bool:
+        """Whether the helpful version scored strictly higher (both scores valid)."""
+        return self.helpful is not None and self.useless is not None and self.helpful > self.useless
+
+    @property
+    def judge_right(self) -> bool:
+        """Whether the helpful version scored strictly higher by the judge's own scores."""
+        return (self.judge_helpful is not None and self.judge_useless is not None
+                and self.judge_helpful > self.judge_useless)
+
+
+@dataclass
+class StabilityCase:
+    """One message judged several times: the judge's own scores (None: a failed judgment)."""
+
+    id: str
+    scores: list[int | None]
+
+    @property
+    def spread(self) -> int | None:
+        """Highest minus lowest valid score (None when fewer than two are valid)."""
+        valid = [v for v in self.scores if v is not None]
+        return max(valid) - min(valid) if len(valid) > 1 else None
+
+
+@dataclass
+class SanityReport:
+    """Everything one judge sanity run found: the pair scores, the per-case verdicts and
+    stability scores of each set, and which judge and simulated user gave them."""
+
+    helpful_pairs: list[tuple[int | None, int | None]]
+    complexity_pairs: list[tuple[float | None, float | None]]
+    judge_model: str
+    solved: list[Verdict] = field(default_factory=list)
+    outcome: list[Verdict] = field(default_factory=list)
+    replies: list[Verdict] = field(default_factory=list)
+    solved_method: str = "confirmation"
+    user_model: str = ""
+    turn_pairs: list[TurnPair] = field(default_factory=list)
+    stability: list[StabilityCase] = field(default_factory=list)
+
+    @property
+    def largest_spread(self) -> int | None:
+        """The largest score spread of the stability messages (None when none has one)."""
+        spreads = [c.spread for c in self.stability if c.spread is not None]
+        return max(spreads) if spreads else None
+
+    @property
+    def helpful_correct(self) -> int:
+        """How many helpfulness pairs scored the helpful reply strictly higher."""
+        return sum(1 for good, bad in self.helpful_pairs if good is not None and bad is not None and good > bad)
+
+    @property
+    def complexity_correct(self) -> int:
+        """How many complexity pairs rated the hard problem strictly more complex."""
+        return sum(1 for easy, hard in self.complexity_pairs
+                   if easy is not None and hard is not None and hard > easy)
+
+    @property
+    def failed(self) -> int:
+        """How many judgments (and simulated-user replies) of every set failed."""
+        return sum(v is None for pair in [*self.helpful_pairs, *self.complexity_pairs] for v in pair) + \
+            sum(c.got is None for c in [*self.solved, *self.outcome, *self.replies]) + \
+            sum(v is None for t in self.turn_pairs for v in (t.helpful, t.useless)) + \
+            sum(v is None for c in self.stability for v in c.scores)
+
+    def lines(self) -> list[str]:
+        """The printed report: one summary line per set, then one line per pair and case,
+        with ``<-- wrong`` (or ``<-- wrong order``) marking each one the judge got wrong."""
+        out = [f"Judge sanity ({self.judge_model}, prompt {prompts.PROMPT_VERSION}): helpful reply "
+               f"scored higher in {self.helpful_correct}/{len(self.helpful_pairs)} pairs; harder "
+               f"problem rated more complex in {self.complexity_correct}/{len(self.complexity_pairs)} pairs"
+               + (f"; {self.failed} judgments failed" if self.failed else "") + "."]
+        if self.turn_pairs:
+            groups = self._turn_groups()
+            out.append("Helpfulness in conversations: helpful version scored higher for " + "; ".join(
+                f"{sum(t.right for t in group)}/{len(group)} {label}" for label, group in groups)
+                + " (the judge's own scores, before the rubric bounds: " + ", ".join(
+                f"{sum(t.judge_right for t in group)}/{len(group)}" for _, group in groups) + ").")
+        if self.stability:
+            repeats = max(len(c.scores) for c in self.stability)
+            out.append(f"Judge stability: {len(self.stability)} messages judged {repeats} times each at once, "
+                       "score spread (highest - lowest, the judge's own scores) " + ", ".join(
+                           f"{'failed' if c.spread is None else c.spread} ({c.id})" for c in self.stability)
+                       + f"; largest {self.largest_spread}.")
+        if self.solved:
+            ys, yn, ns, nn = class_counts(self.solved)
+            out.append(f"Solved-check ({self.solved_method}): right on {ys}/{yn} solved and {ns}/{nn} "
+                       f"unsolved conversations.")
+        if self.outcome:
+            ys, yn, ns, nn = class_counts(self.outcome)
+            out.append(f"Simulated user ({self.user_model}): outcome right on {ys}/{yn} fixes and "
+                       f"{ns}/{nn} non-fixes" + (self._reply_line() if self.replies else "") + ".")
+        for i, (good, bad) in enumerate(self.helpful_pairs):
+            out.append(f"  helpfulness pair {i + 1}: helpful {good} vs useless {bad}"
+                       + ("" if good is not None and bad is not None and good > bad else "  <-- wrong order"))
+        for i, (easy, hard) in enumerate(self.complexity_pairs):
+            out.append(f"  complexity pair {i + 1}: easy {_fmt(easy)} vs hard {_fmt(hard)}"
+                       + ("" if easy is not None and hard is not None and hard > easy else "  <-- wrong order"))
+        for t in self.turn_pairs:
+            own = "" if (t.judge_helpful, t.judge_useless) == (t.helpful, t.useless) else \
+                f" (judge {t.judge_helpful} vs {t.judge_useless})"
+            out.append(f"  {t.group} turn pair {t.id}: helpful {t.helpful} vs useless {t.useless}{own}"
+                       + ("" if t.right else "  <-- wrong order"))
+        for c in self.stability:
+            out.append(f"  stability {c.id}: " + " ".join("failed" if v is None else str(v) for v in c.scores))
+        for label, cases in (("solved-check", self.solved), ("user outcome", self.outcome),
+                             ("user reply", self.replies)):
+            for c in cases:
+                got = "failed" if c.got is None else ("yes" if c.got else "no")
+                out.append(f"  {label} {c.id}: expected {'yes' if c.expected else 'no'}, got {got}"
+                           f"{'  (' + c.detail + ')' if c.detail else ''}" + ("" if c.right else "  <-- wrong"))
+        return out
+
+    def _turn_groups(self) -> list[tuple[str, list[TurnPair]]]:
+        groups = [(label, [t for t in self.turn_pairs if t.group == key]) for key, label in TURN_GROUPS]
+        return [(label, group) for label, group in groups if group]
+
+    def _reply_line(self) -> str:
+        ys, yn, ns, nn = class_counts(self.replies)
+        return f"; its reply reports success on {ys}/{yn} fixes and persists on {ns}/{nn} non-fixes"
+
+
+def _fmt(value: float | None) -> str:
+    return "failed" if value is None else f"{value:.1f}"
