@@ -28,9 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness.live.services import AppServices
     from harness.cli.common import build_config
     from harness.config import ConfigError
+    from harness.live.services import AppServices
     from ui.app import launch
 
     args = build_parser().parse_args(argv)

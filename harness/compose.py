@@ -15,14 +15,14 @@ from langchain_core.language_models import BaseChatModel
 
 from graphs.protocols import Agent, LLMCall, User
 from graphs.selfscore import build_selfscore_graph
-from harness.selfscore import prompts
 from harness.config import NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
-from harness.selfscore.cost import AgentTurnCost
 from harness.models.engine import EngineManager
-from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
 from harness.models.llm import RoleClient, chat_model_for
-from harness.selfscore.participants import PlainAgent, ScriptedAgent, ScriptedUser, SimulatedUser
+from harness.selfscore import prompts
 from harness.selfscore.batch import Progress, ProgressFn, arun_selfscore
+from harness.selfscore.cost import AgentTurnCost
+from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
+from harness.selfscore.participants import PlainAgent, ScriptedAgent, ScriptedUser, SimulatedUser
 from harness.selfscore.scoring import turn_quality
 from harness.tasks.datasets import Dataset
 
@@ -152,8 +152,8 @@ class Runtime:
 
     def knowledge_base(self):
         """The RAG knowledge base, built (incrementally) from ``rag.kb`` on first use."""
-        from harness.tasks.datasets import load_dataset
         from harness.selfscore.rag import KnowledgeBase
+        from harness.tasks.datasets import load_dataset
         if not self.config.rag.kb:
             raise ConfigError("--agent rag needs a knowledge base: pass --kb TASKS (e.g. the "
                               ".kb.jsonl half written by `deskbench import ... --split SEED`).")

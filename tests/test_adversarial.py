@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphs.protocols import Message
+from harness.cli.main import main
+from harness.config import ModelSpec
+from harness.models.llm import RoleClient
 from harness.selfscore import prompts
 from harness.selfscore.adversarial import (ATTACKS, AdversarialPair, SuiteError, injection_became_verdict, load_suite,
                                  run_robustness)
-from harness.cli.main import main
-from harness.config import ModelSpec
 from harness.selfscore.judges import (SelfScoreJudges, StructuredJudge, escape_judged_text,
                             judge_messages)
-from harness.models.llm import RoleClient
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import ScriptedChatModel, default_responder
 

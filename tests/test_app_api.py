@@ -8,8 +8,8 @@ import concurrent.futures
 import pytest
 from gradio_client import Client
 
-from harness.live.services import AppServices
 from harness.config import load_config
+from harness.live.services import AppServices
 from tests.fakes import default_responder, fake_factory
 from ui.app import launch
 

@@ -3,8 +3,8 @@ session on one's own problem, then on a drawn task. The real-model flows (studie
 answering as the agent, organiser pages) are in tests/integration/test_live_app_browser.py."""
 import pytest
 
-from harness.live.services import AppServices
 from harness.config import load_config
+from harness.live.services import AppServices
 from tests.fakes import default_responder, fake_factory
 from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, field, wait_status
 from ui.app import launch

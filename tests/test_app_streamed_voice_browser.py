@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.live.services import AppServices
 from harness.config import load_config
+from harness.live.services import AppServices
 from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, wait_status
 from tests.test_app_api import FIXTURES
 from tests.test_live_streamed_speech import LAST, REPLY, StreamingChatModel, agent_factory, sentences

@@ -9,10 +9,10 @@ import pytest
 
 from harness.cli.main import main
 from harness.config import ConfigError, load_config
-from harness.tasks.datasets import DatasetError, load_dataset
 from harness.models.model_files import EMBEDDED_MODELS, EmbeddedModel, ModelFileError, ensure_model
-from harness.tasks.stackexchange import StackExchangeImportError, import_dump, write_tasks
 from harness.selfscore.transcripts import TranscriptError, score_transcripts
+from harness.tasks.datasets import DatasetError, load_dataset
+from harness.tasks.stackexchange import StackExchangeImportError, import_dump, write_tasks
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
 from tests.test_cli import role_flags as cli_role_flags
@@ -267,11 +267,11 @@ def test_failed_import_on_the_cli_leaves_the_previous_task_file(tmp_path, capsys
 def test_missing_model_parts_are_reported_before_a_run_is_stored(tmp_path, monkeypatch, tasks_file):
     """An embedded model whose parts are not installed: the error names the install command and
     the store holds no run."""
-    from harness.models import model_files
     from harness.compose import run_selfscore
     from harness.config import load_config
-    from harness.tasks.datasets import load_dataset
+    from harness.models import model_files
     from harness.models.model_files import ModelFileError
+    from harness.tasks.datasets import load_dataset
     from store import StoreReader
 
     monkeypatch.setattr(model_files, "cache_dir", lambda: tmp_path / "empty-cache")

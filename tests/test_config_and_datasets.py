@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from harness.config import ConfigError, load_config
-from harness.tasks.datasets import DatasetError, load_dataset
-from harness.selfscore.transcript import render_conversation
 from graphs.protocols import Message
+from harness.config import ConfigError, load_config
+from harness.selfscore.transcript import render_conversation
+from harness.tasks.datasets import DatasetError, load_dataset
 
 
 def test_defaults_every_role_on_the_embedded_1_5b_model_with_bounded_output():
@@ -111,8 +111,8 @@ def test_ubuntu_irc_builtin_sets_load_by_name():
 
 
 def test_agent_reply_bound_is_a_setting_and_zero_keeps_the_papers_prompt(tmp_path):
-    from harness.selfscore import prompts
     from harness.compose import Runtime
+    from harness.selfscore import prompts
     from tests.fakes import default_responder, fake_factory
     bounded = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite")}),
                       fake_factory(default_responder()))

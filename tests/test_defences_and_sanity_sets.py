@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.selfscore.languages import is_english
 from harness.defence.manipulation import screen
+from harness.selfscore.languages import is_english
 from harness.selfscore.sanity import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, STABILITY_CASES, outcome_cases, solved_cases,
                             turn_helpfulness_cases)
 

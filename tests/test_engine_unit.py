@@ -7,8 +7,8 @@ import textwrap
 import httpx
 import pytest
 
-from harness.models import engine as engine_mod
 from harness.config import EngineConfig
+from harness.models import engine as engine_mod
 from harness.models.engine import EmbeddedServer, EngineError, EngineManager, find_server_binary
 from harness.models.model_files import ModelFileError, ensure_model
 

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from harness.compose import run_selfscore
-from harness.models.circuit import CircuitOpenError
 from harness.cli.main import main
+from harness.compose import run_selfscore
 from harness.config import load_config
-from harness.tasks.datasets import load_dataset
+from harness.models.circuit import CircuitOpenError
 from harness.study.report import report_markdown
+from harness.tasks.datasets import load_dataset
 from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder

@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
-from harness.models.circuit import CircuitOpenError
 from harness.compose import Runtime
 from harness.config import load_config
+from harness.models.circuit import CircuitOpenError
 from harness.ntb.batch import arun_ntb
 from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer

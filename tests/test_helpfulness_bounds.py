@@ -7,10 +7,10 @@ import pytest
 
 from graphs.protocols import Message, Problem
 from harness.config import ModelSpec
+from harness.models.llm import RoleClient
 from harness.selfscore.helpfulness_bounds import (Bounds, agent_reply_bounds, first_question_bounds,
                                         user_reply_bounds)
 from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
-from harness.models.llm import RoleClient
 from tests.fakes import ScriptedChatModel
 
 QUESTION = "My SSH login to the server fails with 'Permission denied (publickey)'."

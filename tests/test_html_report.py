@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.study.html_report import text_summary, write_html_report
 from harness.selfscore.scoring import score_interaction
+from harness.study.html_report import text_summary, write_html_report
 from harness.study.judge_statistics import judge_comparison, judge_reliability
 from harness.study.statistics import TUKEY_COLUMNS, compare_runs, weight_sensitivity
 

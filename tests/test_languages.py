@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from graphs.protocols import Message, Problem
-from harness.selfscore.adversarial import load_suite
 from harness.config import ConfigError, ModelSpec, load_config
+from harness.models.llm import RoleClient
+from harness.selfscore.adversarial import load_suite
 from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
 from harness.selfscore.languages import TELL_NOTE, TRANSLATE_SYSTEM, detect_language, is_english
-from harness.models.llm import RoleClient
 from tests.fakes import ScriptedChatModel
 
 DATA = Path(__file__).resolve().parents[1] / "harness" / "data"

@@ -3,12 +3,12 @@ import json
 
 import pytest
 
-from harness.study.agreement import human_llm_agreement
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.tasks.datasets import load_dataset
 from harness.live.sessions import LiveError, LiveSessions, RateLimiter, clean_message
 from harness.live.studies import Studies, StudySpec
+from harness.study.agreement import human_llm_agreement
+from harness.tasks.datasets import load_dataset
 from store import StoreReader, StoreWriter
 from tests.fakes import default_responder, fake_factory
 

@@ -2,8 +2,8 @@
 neutralised, no clean twin and no ordinary help-desk message is flagged."""
 import pytest
 
-from harness.selfscore.adversarial import load_suite
 from harness.defence.manipulation import KINDS, MARKER, RULES_VERSION, find_spans, neutralise, screen
+from harness.selfscore.adversarial import load_suite
 
 SUITE = load_suite()
 # Not flagged, by design: the two long_text pairs whose padding carries no order. Padding is not

@@ -5,14 +5,14 @@ import json
 import pytest
 
 from graphs.protocols import Message, Problem
-from harness.selfscore.adversarial import load_suite, run_robustness
-from harness.compose import run_selfscore
 from harness.cli.main import main
+from harness.compose import run_selfscore
 from harness.config import ModelSpec, load_config
-from harness.tasks.datasets import load_dataset
-from harness.selfscore.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
-from harness.models.llm import RoleClient
 from harness.defence.manipulation import MARKER, RULES_VERSION
+from harness.models.llm import RoleClient
+from harness.selfscore.adversarial import load_suite, run_robustness
+from harness.selfscore.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
+from harness.tasks.datasets import load_dataset
 from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import ScriptedChatModel, default_responder, fake_factory

@@ -84,8 +84,8 @@ def test_paraphrase_pooling_equals_the_exported_sentence_embedding():
 
 @needs_paraphrase
 def test_a_run_records_the_chosen_embedding_model(tmp_path):
-    from tests.test_ntb_variants import run_variant
     from tests.test_ntb_loop import ideal
+    from tests.test_ntb_variants import run_variant
     reader, run_id, figures, _ = run_variant(tmp_path, ideal("IMKI/2"), ["IMKI/2"], "current",
                                              embedding_model="paraphrase-minilm-l3")
     f = figures["IMKI/2"]["figures"]

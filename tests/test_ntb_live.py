@@ -9,11 +9,11 @@ import pytest
 
 from harness.compose import Runtime
 from harness.config import load_config
+from harness.live.ntb_sessions import MODE, RUN_KIND, NtbLiveSessions
 from harness.live.sessions import LiveError
 from harness.ntb import scoring
 from harness.ntb.batch import score_row
 from harness.ntb.cases import load_case
-from harness.live.ntb_sessions import MODE, RUN_KIND, NtbLiveSessions
 from harness.ntb.report import export_run
 from store import StoreReader, StoreWriter
 from tests.fakes import ScriptedChatModel

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from harness.live.services import AppServices
 from harness.config import load_config
+from harness.live.services import AppServices
 from tests.fakes import ScriptedChatModel, default_responder
 from tests.integration.test_live_app_browser import CHROMIUM, CHROMIUM_ARGS, field, wait_status
 from tests.test_ntb_live import CALL, CASE, date_agent

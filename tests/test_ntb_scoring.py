@@ -9,12 +9,12 @@ import math
 
 import pytest
 
-from harness.models import embeddings
 from harness.config import ModelSpec
-from harness.selfscore.judges import StructuredJudge
+from harness.models import embeddings
 from harness.models.llm import RoleClient
 from harness.ntb import scoring
 from harness.ntb.cases import case_key, load_cases
+from harness.selfscore.judges import StructuredJudge
 from tests.fakes import ScriptedChatModel
 
 UNRELATED = "What is your favourite colour?"

@@ -123,8 +123,8 @@ def test_awn_limitation_ends_the_case_without_counting_as_a_question(tmp_path):
 def test_a_limitation_answer_scores_a3_zero_without_a_judge_call():
     """Official: the "limitation of toolset" message ends the case with no final answer."""
     from harness.config import ModelSpec
-    from harness.selfscore.judges import StructuredJudge
     from harness.ntb.scoring import score_case
+    from harness.selfscore.judges import StructuredJudge
     case = load_case("IMKI/2")
     call = case.expected_calls[0]
     steps = [{"type": "call", "name": call["name"], "arguments": call["arguments"], "observation": "{}"},

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from harness.selfscore import prompts
 from harness.config import ModelSpec, load_config
-from harness.tasks.datasets import load_dataset
 from harness.models.llm import RoleClient
+from harness.selfscore import prompts
 from harness.selfscore.preprocess import (answer_signs, clean, extract, extraction_messages,
                                 is_problem_statement, is_restatement, looks_like_answer,
                                 preprocessed_text, solution_signs)
+from harness.tasks.datasets import load_dataset
 from store import StoreReader, StoreWriter
 from tests.fakes import ScriptedChatModel, default_responder, fake_factory
 

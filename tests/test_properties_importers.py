@@ -12,13 +12,13 @@ from xml.sax.saxutils import quoteattr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.ntb.transcripts import read_ntb_transcripts
+from harness.selfscore.transcripts import TranscriptError, read_transcripts
 from harness.tasks.datasets import DatasetError, _task_from, load_dataset
 from harness.tasks.jsonl import JsonlError
-from harness.ntb.transcripts import read_ntb_transcripts
 from harness.tasks.stackexchange import StackExchangeImportError, import_dump, write_tasks
 from harness.tasks.stackexchange_text import html_to_text
 from harness.tasks.stackexchange_threads import pair_turns
-from harness.selfscore.transcripts import TranscriptError, read_transcripts
 from harness.tasks.ubuntu_irc import import_ubuntu_irc, thread_to_task
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

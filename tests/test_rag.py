@@ -7,14 +7,14 @@ import pytest
 from langchain_core.messages import SystemMessage
 
 from graphs.protocols import Message, Problem
-from harness.selfscore import prompts
 from harness.config import ModelSpec
-from harness.tasks.datasets import Task, load_dataset
 from harness.models.embeddings import MiniLMEmbedder, model_id
 from harness.models.llm import RoleClient
-from harness.tasks.split import split_ids
+from harness.selfscore import prompts
 from harness.selfscore.rag import (CHUNK_CHARS, KnowledgeBase, KnowledgeBaseError, RagAgent, chunk_text,
                          question_key, rag_system_prompt, retrieval_query, split_tasks, task_chunks)
+from harness.tasks.datasets import Task, load_dataset
+from harness.tasks.split import split_ids
 from tests.fakes import ScriptedChatModel
 from tests.test_embeddings import network_guard
 

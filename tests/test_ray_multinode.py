@@ -28,9 +28,9 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from harness.compose import run_selfscore  # noqa: E402
 from harness.config import load_config  # noqa: E402
-from harness.tasks.datasets import load_dataset  # noqa: E402
 from harness.scale.ray_tasks import run_on_ray  # noqa: E402
 from harness.scale.shards import create_run, plan_of, plan_shards, prepare_shard_file  # noqa: E402
+from harness.tasks.datasets import load_dataset  # noqa: E402
 from store import StoreReader  # noqa: E402
 from tests.crash_harness import ROLES  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402

@@ -13,8 +13,8 @@ ray = pytest.importorskip("ray")
 
 from harness.cli.main import main  # noqa: E402
 from harness.config import load_config  # noqa: E402
-from harness.tasks.datasets import load_dataset  # noqa: E402
 from harness.scale.ray_tasks import ShardIncomplete, ShardResult, run_on_ray  # noqa: E402
+from harness.tasks.datasets import load_dataset  # noqa: E402
 from store import StoreReader  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fakes import default_responder  # noqa: E402

@@ -6,11 +6,11 @@ import asyncio
 import pytest
 
 from harness.cli.main import main
-from harness.study.compare import turn_scores
 from harness.compose import Runtime
 from harness.config import load_config
 from harness.live.sessions import LiveSessions
 from harness.live.studies import Studies, StudySpec
+from harness.study.compare import turn_scores
 from store import StoreReader, StoreWriter
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder

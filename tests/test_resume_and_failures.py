@@ -4,8 +4,8 @@ import json
 import pytest
 
 from harness.compose import run_selfscore
-from harness.tasks.datasets import load_dataset
 from harness.selfscore.figures import rescore_run
+from harness.tasks.datasets import load_dataset
 from store import StoreReader, StoreWriter
 from tests.fakes import default_responder, fake_factory
 from tests.test_selfscore_graph import make_config

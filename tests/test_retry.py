@@ -8,8 +8,8 @@ from time import time
 import pytest
 from langchain_core.messages import HumanMessage
 
-from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, reliability_scope
 from harness.config import ModelSpec, RetryConfig
+from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, reliability_scope
 from harness.models.llm import RoleClient, chat_model_for
 from harness.models.retry import Failure, ModelCallError, RetryPolicy, classify, parse_retry_after
 from tests.fake_openai_server import FakeOpenAIServer

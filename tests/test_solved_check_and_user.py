@@ -8,8 +8,8 @@ from langchain_core.messages import AIMessage
 
 from graphs.protocols import Message, Problem
 from harness.config import ModelSpec
-from harness.selfscore.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
 from harness.models.llm import RoleClient, yes_probability
+from harness.selfscore.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
 from harness.selfscore.participants import SimulatedUser
 from harness.selfscore.sanity import balanced, outcome_cases, solved_cases
 from harness.selfscore.user_checks import (claims_success, copied_fraction, leaked_terms, repeated_message,

@@ -7,9 +7,9 @@ import sqlite3
 import pytest
 
 from harness.compose import run_selfscore
-from harness.tasks.datasets import load_dataset
-from harness.selfscore.figures import rescore_run
 from harness.scale.shards import create_run, plan_shards, progress_from_store, run_shard, split_evenly
+from harness.selfscore.figures import rescore_run
+from harness.tasks.datasets import load_dataset
 from store import StoreReader, StoreWriter
 from store.merge import MergeError, checkpoint, copy_interactions, merge_stores
 from tests.fakes import default_responder, fake_factory

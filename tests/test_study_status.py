@@ -2,8 +2,8 @@
 (ui.organiser, without a browser), with fake chat models."""
 import pytest
 
-from harness.live.services import AppServices
 from harness.config import load_config
+from harness.live.services import AppServices
 from harness.live.sessions import LiveError
 from harness.live.studies import StudySpec
 from tests.fakes import default_responder, fake_factory

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from harness.selfscore import prompts
 from harness.compose import Runtime
 from harness.config import load_config
+from harness.selfscore import prompts
 from harness.selfscore.scoring import EXPORT_FIELDS, SCORER_VERSION
 from harness.selfscore.transcripts import TranscriptError, score_transcripts
 from tests.fakes import default_responder, fake_factory

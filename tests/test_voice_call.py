@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from graphs.protocols import Message, Problem, Reply
-from harness.compose import run_selfscore
 from harness.cli.main import main
+from harness.compose import run_selfscore
 from harness.config import load_config
-from harness.tasks.datasets import load_dataset
 from harness.study.report import report_markdown
+from harness.study.voice_report import voice_summary
+from harness.tasks.datasets import load_dataset
 from harness.voice.audio import load_audio
 from harness.voice.call import Channel, StreamingVoiceAgent, StreamingVoiceUser, VoiceAgent, VoiceUser
-from harness.study.voice_report import voice_summary
 from harness.voice.wer import wer
 from store import StoreReader
 from tests.fakes import default_responder, fake_factory

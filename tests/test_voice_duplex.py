@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.selfscore.batch import arun_selfscore
 from harness.cli.main import main
 from harness.compose import Runtime
 from harness.config import ConfigError, load_config
-from harness.tasks.datasets import load_dataset
+from harness.selfscore.batch import arun_selfscore
 from harness.study.call_report import call_lines, duplex_measures
+from harness.tasks.datasets import load_dataset
 from harness.voice.callers import OPENERS, PRESETS, CallerError, barge_in, caller_preset
 from harness.voice.duplex import BARGE_CONFIRM_S, STOP_S
 from harness.voice.timeline import Compute, ModelledLatency, Timeline

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from graphs.protocols import Message, Problem
-from harness.selfscore.batch import arun_selfscore
 from harness.compose import Runtime
 from harness.config import ModelSpec, load_config
-from harness.tasks.datasets import load_dataset
 from harness.models.llm import RoleClient, chat_model_for
+from harness.selfscore.batch import arun_selfscore
 from harness.selfscore.participants import PlainAgent
 from harness.study.call_report import call_lines, latency_stages
+from harness.tasks.datasets import load_dataset
 from harness.voice.chunked_stt import schedule, transcribe_chunks
 from harness.voice.streaming import SentenceSplitter, speak_streamed
 from harness.voice.vad import split_on_pauses

@@ -42,9 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one ``deskbench`` command; returns its exit status."""
     from harness.models.circuit import CircuitOpenError
-    from harness.tasks.datasets import DatasetError
     from harness.models.engine import EngineError
     from harness.models.model_files import ModelFileError
+    from harness.tasks.datasets import DatasetError
     from store.schema import StoreError
 
     args = build_parser().parse_args(argv)

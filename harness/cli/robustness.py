@@ -14,8 +14,8 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     """``deskbench robustness``: judge the suite's clean and attacked twins, print a line per pair
     (not with ``--quiet``) and the markdown report, write it (``--out``) and the figures
     (``--json``); returns 0."""
-    from harness.selfscore.adversarial import load_suite, run_robustness
     from harness.compose import Runtime
+    from harness.selfscore.adversarial import load_suite, run_robustness
 
     pairs = load_suite(args.suite)
     if args.category:

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from harness.cli.common import finish_report, add_config_args, build_config, console, out, run_config
-from harness.cli.progress import progress_bar
 from harness.cli.ntb import ntb_config, ntb_finish
+from harness.cli.progress import progress_bar
 
 
 def _shard_line(p) -> str:

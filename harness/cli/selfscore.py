@@ -16,8 +16,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``deskbench run`` and ``demo``: a SelfScore batch (new, or ``--resume``), after the judge sanity
     check when ``--sanity`` > 0, then its report. Returns 0, 3 when interactions failed, 130 when
     interrupted."""
-    from harness.selfscore.batch import arun_selfscore
     from harness.compose import Runtime
+    from harness.selfscore.batch import arun_selfscore
 
     config, dataset = run_config(args)
     console.print(f"[bold]deskbench[/] SelfScore batch: store [cyan]{config.store}[/]")
@@ -127,8 +127,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         # a bar only when it judges (--no-judge reads and computes, quickly)
         with counting(f"judging {unit}", args.quiet or args.no_judge, console) as on_progress:
             if args.benchmark == "noisytoolbench":
-                from harness.ntb.transcripts import score_ntb_transcripts
                 from harness.models.embeddings import embedder_for
+                from harness.ntb.transcripts import score_ntb_transcripts
                 summary = score_ntb_transcripts(args.transcripts, args.out, runtime, no_judge=args.no_judge,
                                                 threshold=args.threshold, a2_method=args.a2_method,
                                                 embedder=embedder_for(args.embedding_model),
@@ -160,8 +160,8 @@ def cmd_sanity(args: argparse.Namespace) -> int:
 def cmd_rejudge(args: argparse.Namespace) -> int:
     """``deskbench rejudge RUN``: judge a stored run's conversations again (``--role`` overrides,
     ``--repeats`` times) as new runs, printing each run's report (and, repeated, the run ids); returns 0."""
-    from harness.selfscore.batch import SelfScoreBatch
     from harness.compose import Runtime
+    from harness.selfscore.batch import SelfScoreBatch
     from harness.selfscore.rejudge import create_rejudge_run, rejudge_config, replays
     from store import StoreReader, StoreWriter
 

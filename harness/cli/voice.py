@@ -24,8 +24,8 @@ def _voice_overrides(args: argparse.Namespace, enabled: bool = True) -> dict:
 def cmd_call_simulate(args: argparse.Namespace) -> int:
     """``deskbench call simulate``: a SelfScore batch in which every message is spoken and
     transcribed, then its report. Returns 0, 3 when interactions failed, 130 when interrupted."""
-    from harness.selfscore.batch import arun_selfscore
     from harness.compose import Runtime
+    from harness.selfscore.batch import arun_selfscore
     from harness.tasks.datasets import load_dataset
 
     config = build_config(args, {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
@@ -61,9 +61,9 @@ def cmd_call_local(args: argparse.Namespace) -> int:
     except NoAudioDevice as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         return 2
+    from harness.cli.local_call import LocalCallRuntime, call_dataset
     from harness.selfscore.batch import arun_selfscore
     from harness.voice.call import build_link
-    from harness.cli.local_call import LocalCallRuntime, call_dataset
     from harness.voice.local_call import Microphone, first_message
     config = build_config(args, {"max_turns": args.max_turns, "name": args.name, "concurrency": 1},
                           _voice_overrides(args, enabled=False))

@@ -42,7 +42,6 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command, interrupt
 
 from graphs.toolloop import Outcome
-from harness.selfscore.runs import new_run
 from harness.compose import Runtime
 from harness.live.guards import LiveError, RateLimiter, clean_message
 from harness.live.ntb_loop import NtbToolLoop
@@ -52,6 +51,7 @@ from harness.ntb.agent import PROTOCOL_VERSIONS
 from harness.ntb.batch import DATASET, NtbBatch, problem_row, scoring_data_sha
 from harness.ntb.cases import Case, CaseError, load_case, load_cases
 from harness.ntb.user import SimulatedToolUser
+from harness.selfscore.runs import new_run
 from store import StoreReader, StoreWriter
 from store.live import LiveStore
 from store.schema import StoreError

@@ -13,9 +13,9 @@ from typing import Any
 
 from harness.study.agreement import human_llm_agreement
 from harness.study.export import export_run, write_csv
-from harness.tasks.jsonl import write_jsonl
 from harness.study.report import report_markdown
 from harness.study.report_plots import run_distributions_png
+from harness.tasks.jsonl import write_jsonl
 from store import StoreReader
 from store.live import LiveStore
 

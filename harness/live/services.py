@@ -11,11 +11,11 @@ from pathlib import Path
 
 from harness.compose import ChatModelFactory, Runtime
 from harness.config import Config
-from harness.tasks.datasets import DatasetError, load_dataset
 from harness.live.guards import LiveError, RateLimiter
-from harness.live.sessions import LiveSessions
 from harness.live.ntb_sessions import NtbLiveSessions
+from harness.live.sessions import LiveSessions
 from harness.live.studies import Studies
+from harness.tasks.datasets import DatasetError, load_dataset
 from store import StoreReader, StoreWriter
 
 

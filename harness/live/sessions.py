@@ -36,22 +36,21 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command
 
 from graphs.selfscore import initial_state, recursion_limit
-from harness.selfscore import prompts
-from harness.selfscore.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem
 from harness.compose import Runtime
-from harness.selfscore.batch import run_name
-from harness.tasks.datasets import Task
-from harness.selfscore.figures import interaction_figures, score_row
-from harness.selfscore.scoring import SCORER_VERSION
 from harness.live.guards import LiveError, RateLimiter, clean_message, dropping_failed_work
 from harness.live.memory import IdleMemory
 from harness.live.person import LiveAgent, LiveUser
 from harness.live.ratings import HumanRatings
 from harness.live.views import LiveUpdate, SessionView, reply_spoken
 from harness.live.voice_messages import SpokenMessages
+from harness.selfscore import prompts
+from harness.selfscore.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem, run_name
+from harness.selfscore.figures import interaction_figures, score_row
+from harness.selfscore.scoring import SCORER_VERSION
+from harness.tasks.datasets import Task
 from store import StoreReader, StoreWriter
-from store.schema import StoreError
 from store.live import LiveStore
+from store.schema import StoreError
 
 # importable from here too (the ui and the tests name this module)
 __all__ = ["MODES", "LiveError", "LiveSessions", "LiveUpdate", "RateLimiter", "SessionView",

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 import numpy as np
 
 from graphs.protocols import Reply
+from harness.live.views import LiveUpdate
 from harness.voice.audio import AudioError, wav_bytes
 from harness.voice.streaming import SpeechPipeline, SpokenChunk, SpokenReply, chunk_tts_figures, same_text
 from harness.voice.tts import SpeechError
-from harness.live.views import LiveUpdate
 
 if TYPE_CHECKING:
     from harness.live.sessions import LiveSessions

@@ -21,8 +21,8 @@ import secrets
 import threading
 from dataclasses import asdict, dataclass, field
 
-from harness.tasks.datasets import Dataset, DatasetError, Task, load_dataset
 from harness.live.sessions import MODES, LiveError
+from harness.tasks.datasets import Dataset, DatasetError, Task, load_dataset
 from store.live import LiveStore
 
 _KEY_NAME = "pseudonym_key"

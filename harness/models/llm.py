@@ -20,8 +20,8 @@ from langchain_core.runnables.config import RunnableConfig, ensure_config
 from langchain_openai import ChatOpenAI
 
 from graphs.protocols import LLMCall
-from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
 from harness.config import ConfigError, ModelSpec
+from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
 from harness.models.retry import EmptyReplyError, ModelCallError, RetryPolicy, classify
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from graphs.protocols import Judgment
-from harness.selfscore.judges import Reason, StructuredJudge
 from harness.ntb.cases import Case
 from harness.ntb.judge_prompts import (CALLS_CHARS, TEXT_CHARS, StrictVerdict, arguments_text, cut_text,
                                        judge_messages, render_calls)
 from harness.ntb.steplog import Step, calls_of, final_answer
+from harness.selfscore.judges import Reason, StructuredJudge
 
 
 # The A3 judge's verdict: whether the final answer fulfils the request from the API results.

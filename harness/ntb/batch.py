@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
-from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from harness.config import Config
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS, NativeToolAgent, TextProtocolAgent
 from harness.ntb.apienv import ApiEnvironment
 from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.user import SimulatedToolUser
+from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from store import StoreReader, StoreWriter
 
 if TYPE_CHECKING:  # the composition root builds the runtime and passes it in

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from graphs.protocols import Judgment
-from harness.selfscore.judges import Reason, StructuredJudge
 from harness.ntb.arguments import normalise_arguments
 from harness.ntb.cases import Case, resolve_api_name
 from harness.ntb.judge_prompts import StrictVerdict, cut_text, judge_messages, render_calls
 from harness.ntb.steplog import Step
+from harness.selfscore.judges import Reason, StructuredJudge
 
 A2_METHODS = ("exact-set", "llm-judge")
 

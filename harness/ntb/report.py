@@ -7,8 +7,8 @@ from typing import Any, Sequence
 
 from statsmodels.stats.contingency_tables import mcnemar
 
-from harness.tasks.jsonl import write_jsonl
 from harness.ntb import scoring
+from harness.tasks.jsonl import write_jsonl
 from store import StoreReader
 
 METRICS = ("A1", "A2", "A3")

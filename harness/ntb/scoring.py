@@ -85,8 +85,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from graphs.protocols import Judgment
-from harness.selfscore.judges import StructuredJudge
-from harness.tasks.jsonl import atomic_write
 from harness.ntb.answer_judging import judge_a3, judge_limitation
 from harness.ntb.ask_matching import (ASK_MATCH_MODES, DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, PAPER_THRESHOLD,
                                       Embedder, ask_match_text, ask_matches, check_threshold, embedder_id)
@@ -94,6 +92,8 @@ from harness.ntb.call_matching import A2_METHODS, a2_exact_set, call_key, ibtc_o
 from harness.ntb.cases import Case, case_key
 from harness.ntb.judge_prompts import PROMPT_VERSION
 from harness.ntb.steplog import Step, calls_of, final_answer, step_counts, validate_steps
+from harness.selfscore.judges import StructuredJudge
+from harness.tasks.jsonl import atomic_write
 
 __all__ = [  # this module's names and the metric modules' names that callers reach through it
     "CATEGORIES", "CONVENTIONS", "CONVENTION_TEXT", "CSV_FIELDS", "DEFAULT_ASK_MATCH", "DEFAULT_CONVENTION",

@@ -22,16 +22,16 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Sequence, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from harness.models.embeddings import embed
-from harness.tasks.jsonl import JsonlError, read_jsonl
-from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.ask_matching import DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, Embedder, embedder_id
+from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.judge_prompts import PROMPT_VERSION
 from harness.ntb.scoring import CATEGORIES, SCORER_VERSION, check_settings, score_case, tables, write_csv
 from harness.ntb.steplog import validate_steps
 from harness.selfscore.transcripts import TranscriptError, raise_problems
+from harness.tasks.jsonl import JsonlError, read_jsonl
 
 if TYPE_CHECKING:  # the composition root builds the runtime and passes it in
     from harness.compose import Runtime

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.selfscore.runs import Progress
-from harness.models.circuit import CircuitOpenError
 from harness.config import Config, ConfigError
-from harness.tasks.datasets import Dataset
-from harness.tasks.jsonl import atomic_write
+from harness.models.circuit import CircuitOpenError
 from harness.scale.shards import (ShardSpec, absorb_shards, create_run, default_shard_dir, plan_shards,
                             prepare_shard_file, progress_from_store, run_shard)
+from harness.selfscore.runs import Progress
+from harness.tasks.datasets import Dataset
+from harness.tasks.jsonl import atomic_write
 from store import StoreWriter
 from store.merge import MergeReport, checkpoint, copy_interactions
 

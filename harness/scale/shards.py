@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from harness.selfscore.runs import Progress, ProgressFn
 from harness.config import Config
+from harness.selfscore.runs import Progress, ProgressFn
 from harness.tasks.datasets import Dataset
 from harness.tasks.jsonl import atomic_write
 from store import StoreReader, StoreWriter
@@ -48,9 +48,9 @@ class ShardSpec:
 def create_run(config: Config, benchmark: str, dataset: Dataset | None = None) -> str:
     """Create the run and one pending interaction per task (or NTB case) in ``config.store``,
     with the batch classes' own ``create_run``; no model is called."""
-    from harness.selfscore.batch import SelfScoreBatch
     from harness.compose import Runtime
     from harness.ntb.batch import NtbBatch, selected_cases
+    from harness.selfscore.batch import SelfScoreBatch
 
     if benchmark not in BENCHMARKS:
         raise ValueError(f"Unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}.")
@@ -123,9 +123,9 @@ def run_shard(spec: ShardSpec, store: str | Path, on_progress: ProgressFn | None
 
     ``chat_models`` replaces how role clients are built (in-process tests pass fakes).
     """
-    from harness.selfscore.batch import arun_selfscore
     from harness.compose import Runtime
     from harness.ntb.batch import arun_ntb
+    from harness.selfscore.batch import arun_selfscore
 
     config = Config.model_validate_json(spec.config_json)
     config.store = str(store)

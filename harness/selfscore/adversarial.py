@@ -20,10 +20,10 @@ from pathlib import Path
 from statistics import mean
 
 from graphs.protocols import Judgment, Message, Problem
-from harness.selfscore import prompts
-from harness.tasks.jsonl import JsonlError, read_jsonl
-from harness.selfscore.judges import SelfScoreJudges
 from harness.defence.manipulation import screen
+from harness.selfscore import prompts
+from harness.selfscore.judges import SelfScoreJudges
+from harness.tasks.jsonl import JsonlError, read_jsonl
 
 SUITE = Path(__file__).resolve().parent.parent / "data" / "adversarial" / "suite.jsonl"
 #: the shipped suites by name: ``attacks`` (the default) and ``languages`` (the same message

@@ -6,19 +6,19 @@ last stored turn and never redoes or duplicates a stored turn.
 from __future__ import annotations
 
 import json
-from typing import Sequence, TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
-from harness.selfscore import prompts
 from harness.config import Config
-from harness.tasks.datasets import Dataset, task_solution
+from harness.defence.manipulation import turn_record
+from harness.selfscore import prompts
 from harness.selfscore.figures import interaction_figures, score_row
 from harness.selfscore.judges import judge_complexity, judgment_row
-from harness.defence.manipulation import turn_record
 from harness.selfscore.preprocess import preprocessed_text
 from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from harness.selfscore.scoring import SCORER_VERSION
+from harness.tasks.datasets import Dataset, task_solution
 from store import StoreReader, StoreWriter
 
 if TYPE_CHECKING:  # the composition root builds the runtime and passes it in

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from graphs.protocols import Judgment, Message
-from harness.selfscore.languages import LANGUAGE_MODES, TRANSLATE_VERSION, Translations, is_english, tell_note_for
 from harness.defence.manipulation import RULES_VERSION, screen
+from harness.selfscore.languages import LANGUAGE_MODES, TRANSLATE_VERSION, Translations, is_english, tell_note_for
 
 
 def neutralised_history(history: Sequence[Message]) -> tuple[list[Message], int]:

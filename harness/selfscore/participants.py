@@ -7,10 +7,10 @@ from typing import Mapping, Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall, Message, Problem, Reply
+from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts, user_checks
 from harness.selfscore.fix_terms import addressees, asks_only, shared_fix_terms, without_addresses
 from harness.selfscore.judge_messages import escape_judged_text
-from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore.transcript import _clip
 
 HISTORY_CHARS = 9000  # keeps the prompt inside one llama.cpp slot's context

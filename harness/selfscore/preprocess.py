@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall
+from harness.models.llm import RoleClient
 from harness.selfscore import prompts
 from harness.selfscore.judge_messages import escape_judged_text
-from harness.models.llm import RoleClient
 from store import StoreReader, StoreWriter
 
 # --- the checks -------------------------------------------------------------------------------

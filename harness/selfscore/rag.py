@@ -40,11 +40,11 @@ from chromadb.config import Settings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import Message, Problem, Reply
-from harness.selfscore import prompts
-from harness.tasks.datasets import Task
 from harness.models.embeddings import MiniLMEmbedder, default_embedder
 from harness.models.llm import RoleClient
+from harness.selfscore import prompts
 from harness.selfscore.participants import HISTORY_CHARS, window
+from harness.tasks.datasets import Task
 from harness.tasks.split import split_ids
 
 DEFAULT_COLLECTION = "deskbench-kb"

@@ -13,10 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from harness.selfscore import prompts
-from harness.selfscore.batch import SelfScoreBatch, new_run
-from harness.selfscore.batch import run_name
 from harness.config import Config
+from harness.selfscore import prompts
+from harness.selfscore.batch import SelfScoreBatch, new_run, run_name
 from harness.selfscore.scoring import SCORER_VERSION
 from store import StoreReader
 

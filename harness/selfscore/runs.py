@@ -14,8 +14,8 @@ from time import perf_counter
 from typing import Any, Callable, Iterable, Sequence
 
 from graphs.protocols import LLMCall
-from harness.models.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
 from harness.config import Config, RetryConfig
+from harness.models.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
 from store import StoreReader, StoreWriter
 
 

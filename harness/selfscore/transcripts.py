@@ -26,14 +26,14 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Sequence, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from graphs.protocols import Judgment, Message, Problem
 from harness.selfscore import prompts
 from harness.selfscore.judges import judge_complexity
-from harness.tasks.jsonl import JsonlError, json_type, read_jsonl, write_jsonl
 from harness.selfscore.preprocess import extract
 from harness.selfscore.scoring import EXPORT_FIELDS, FORMULAS, SCORER_VERSION, score_interaction
+from harness.tasks.jsonl import JsonlError, json_type, read_jsonl, write_jsonl
 
 if TYPE_CHECKING:  # the composition root builds the runtime and passes it in
     from harness.compose import Runtime

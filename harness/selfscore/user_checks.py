@@ -367,9 +367,9 @@ def rule_violations(message: str, problem: Problem, history: Sequence[Message],
 async def contradicts_facts(client, message: str, problem: Problem,
                             history: Sequence[Message]) -> tuple[float, list[LLMCall]]:
     """P(yes) that ``message`` contradicts the scenario's facts, asked of the judge role."""
+    from harness.models.llm import ask_yes_no
     from harness.selfscore import prompts
     from harness.selfscore.judge_messages import escape_judged_text, yes_no_messages
-    from harness.models.llm import ask_yes_no
 
     facts = escape_judged_text("; ".join(problem.facts))
     question = prompts.USER_CONTRADICTS.format(facts=facts)

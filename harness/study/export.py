@@ -5,8 +5,8 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from harness.tasks.jsonl import atomic_write, write_jsonl
 from harness.selfscore.scoring import EXPORT_FIELDS
+from harness.tasks.jsonl import atomic_write, write_jsonl
 from store import StoreReader
 
 INTERACTION_EXTRA = ("task_id", "formula", "judge_model", "complexity_model", "prompt_version",

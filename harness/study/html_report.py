@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from harness.study.report_plots import comparison_boxplots_png, run_distributions_png
 from harness.selfscore.scoring import summarize
+from harness.study.report_plots import comparison_boxplots_png, run_distributions_png
 from harness.study.statistics import TUKEY_COLUMNS, compare_runs
 
 Runs = Mapping[str, Sequence[Mapping[str, Any]]]

@@ -5,8 +5,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.study.conversation_report import conversation_lines
 from harness.selfscore.scoring import summarize
+from harness.study.conversation_report import conversation_lines
 from harness.study.statistics import bootstrap_ci
 from harness.study.usage_report import usage_lines
 from harness.study.voice_report import voice_lines

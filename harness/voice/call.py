@@ -33,8 +33,8 @@ import numpy as np
 from graphs.protocols import Agent, Message, Problem, Reply, User
 from harness.voice.audio import TELEPHONE_RATE, add_noise, resample, telephone_band
 from harness.voice.audiostore import AudioStore
-from harness.voice.lines import line_of
 from harness.voice.chunked_stt import transcribe_chunks
+from harness.voice.lines import line_of
 from harness.voice.streaming import SentenceSplitter, chunk_tts_figures, speak_streamed
 from harness.voice.stt import Transcriber
 from harness.voice.textclean import clean_for_speech

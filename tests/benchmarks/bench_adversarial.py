@@ -23,10 +23,10 @@ from time import perf_counter
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from harness.selfscore.adversarial import load_suite, run_robustness
 from harness.cli.common import role_overrides
 from harness.compose import Runtime
 from harness.config import load_config
+from harness.selfscore.adversarial import load_suite, run_robustness
 from harness.selfscore.judges import SelfScoreJudges
 
 

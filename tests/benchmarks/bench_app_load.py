@@ -52,8 +52,8 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 from gradio_client import Client  # noqa: E402
 
-from harness.live.services import AppServices  # noqa: E402
 from harness.config import load_config  # noqa: E402
+from harness.live.services import AppServices  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fakes import default_responder  # noqa: E402
 from ui.app import launch  # noqa: E402

@@ -41,10 +41,10 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 import httpx
 
-from harness.selfscore import prompts
-from harness.selfscore.batch import arun_selfscore
 from harness.compose import Runtime
 from harness.config import load_config
+from harness.selfscore import prompts
+from harness.selfscore.batch import arun_selfscore
 from harness.tasks.datasets import Dataset, load_dataset
 from store import StoreReader
 

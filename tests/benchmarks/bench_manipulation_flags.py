@@ -24,8 +24,8 @@ from time import perf_counter
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from harness.selfscore.adversarial import CATEGORIES, load_suite
 from harness.defence.manipulation import RULES_VERSION, screen
+from harness.selfscore.adversarial import CATEGORIES, load_suite
 
 DATA = Path(__file__).resolve().parents[2] / "harness" / "data"
 # how many of the sample come from each source (scaled to --sample)

@@ -35,12 +35,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from graphs.protocols import Problem
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.tasks.datasets import task_solution
 from harness.selfscore.preprocess import extract
 from harness.selfscore.sanity import _outcome_problem, outcome_cases
-from graphs.protocols import Problem
+from harness.tasks.datasets import task_solution
 
 IRC = Path(__file__).resolve().parents[2] / "harness" / "data" / "ubuntu_irc" / "troubleshooting.jsonl"
 REPLAY_LABELS = {  # thread id -> (indices of agent_replies that give the fix, indices that do not)

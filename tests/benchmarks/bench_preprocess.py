@@ -37,10 +37,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from harness.cli.common import role_overrides
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.tasks.datasets import load_dataset, task_solution
 from harness.selfscore.judges import escape_judged_text
 from harness.selfscore.preprocess import (answer_signs, extract, is_problem_statement, is_restatement,
                                 solution_signs)
+from harness.tasks.datasets import load_dataset, task_solution
 from harness.tasks.ubuntu_irc import import_ubuntu_irc
 
 # --- the prompts before the guard (harness/selfscore/prompts.py at prompt version selfscore-p4) ---------

@@ -13,12 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.compose import run_selfscore
-from harness.compose import Runtime
+from harness.compose import Runtime, run_selfscore
 from harness.config import load_config
-from harness.tasks.datasets import load_dataset
 from harness.selfscore.figures import rescore_run
 from harness.selfscore.scoring import score_interaction
+from harness.tasks.datasets import load_dataset
 from store import StoreReader, StoreWriter
 
 ARTIFACTS = Path(os.environ.get("DESKBENCH_TEST_ARTIFACTS", "test-artifacts"))

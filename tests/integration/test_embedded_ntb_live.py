@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from harness.live.services import AppServices
 from harness.config import load_config
+from harness.live.ntb_sessions import MODE, RUN_KIND
+from harness.live.services import AppServices
 from harness.ntb import scoring
 from harness.ntb.cases import load_case
-from harness.live.ntb_sessions import MODE, RUN_KIND
 
 SOURCES = ("recorded", "response_example", "template", "llm_simulated", "error")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.live.services import AppServices
 from harness.config import load_config
+from harness.live.services import AppServices
 from harness.live.studies import StudySpec
 from ui.app import launch
 

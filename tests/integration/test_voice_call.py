@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.voice.audio import load_audio
 from harness.study.voice_report import voice_summary
+from harness.voice.audio import load_audio
 from harness.voice.wer import word_errors
 from store import StoreReader
 
