@@ -14,6 +14,8 @@ import threading
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The flags of ``python app.py``: the config flags every command has, plus where to listen,
+    the task set, the RAG knowledge base and whether participants see the judge's scores."""
     from harness.cli.common import add_config_args
 
     parser = argparse.ArgumentParser(prog="app.py", description=__doc__.split("\n\n")[0])
@@ -28,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Start the live app and serve until Ctrl-C or SIGTERM; returns 0, or 2 on a bad config or
+    a port that cannot be listened on (the message names the fix)."""
     from harness.cli.common import build_config
     from harness.config import ConfigError
     from harness.live.services import AppServices
