@@ -1,7 +1,9 @@
 """The composition root: config in, collaborators out.
 
 Builds role clients (starting the embedded engine only when a role needs it), the user, the
-agent, the judges, the cost model and the turn loop graph.
+agent, the judges, the cost model and the turn loop graph. The batch runners
+(``harness.selfscore.batch``, ``harness.ntb.batch``) are handed the :class:`Runtime` built here
+and never import this module; :func:`run_selfscore` is the one-call batch with its own runtime.
 """
 from __future__ import annotations
 
