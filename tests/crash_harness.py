@@ -160,7 +160,7 @@ class _Fork:
 class _Subprocess:
     def __init__(self, argv: list[str], kill_at: str | None = None):
         root = Path(__file__).resolve().parent.parent
-        entry = ["tests.crash_harness", "--kill-at", kill_at] if kill_at else ["harness.cli.main"]
+        entry = ["tests.crash_harness", "--kill-at", kill_at] if kill_at else ["harness.cli"]
         self.proc = subprocess.Popen([sys.executable, "-m", *entry, *argv], cwd=root,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -306,7 +306,7 @@ def test_ray_run_resume_of_a_run_killed_at_the_end_finishes_it_without_starting_
     report = crash_and_resume(store, six_tasks, server, kills=0, limit=2, max_turns=2, end_kills=[point])
     assert report.end_kills == [point]
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "ray", "run", "--store", str(store),
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "ray", "run", "--store", str(store),
                            "--resume", report.run_id, "--quiet", "--out", str(tmp_path / "ray-out")],
                           cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -91,7 +91,7 @@ def test_two_problem_two_turn_batch_stores_consistent_figures(tmp_path):
 def interrupt_after_first_turn(store: Path) -> tuple[subprocess.Popen, list[int], str, dict]:
     """Start a real batch, send SIGINT once its first turn is stored; returns the process, the
     server pids, its stderr and what the store said when the signal was sent."""
-    cmd = [sys.executable, "-m", "harness.cli.main", "run", "--store", str(store), "--limit", "2",
+    cmd = [sys.executable, "-m", "harness.cli", "run", "--store", str(store), "--limit", "2",
            "--max-turns", "2", "--concurrency", "1", "--quiet"]
     # Ctrl-C as from a terminal: a test session started in the background by a non-interactive
     # shell (`make test &`, nohup) inherits SIGINT ignored, and so would the CLI, which then
@@ -137,7 +137,7 @@ def test_ctrl_c_stops_the_server_keeps_turns_and_the_run_resumes(tmp_path):
     kept = {i["id"]: [(t["turn_index"], t["agent_message"]) for t in reader.turns(i["id"])]
             for i in reader.interactions(run["id"])}
     assert sum(len(v) for v in kept.values()) >= 1
-    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "run", "--store", str(store),
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--store", str(store),
                            "--resume", run["id"], "--quiet"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     reader = StoreReader(store)
