@@ -122,7 +122,7 @@ def test_broken_or_empty_audio_is_refused_and_nothing_is_stored(served, tmp_path
 
 
 def test_new_sessions_per_address_are_rate_limited(served):
-    from harness.live.sessions import RateLimiter
+    from harness.live.guards import RateLimiter
 
     services, url = served
     saved, services.starts = services.starts, RateLimiter(1)

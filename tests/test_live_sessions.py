@@ -5,7 +5,8 @@ import pytest
 
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.live.sessions import LiveError, LiveSessions, RateLimiter, clean_message
+from harness.live.guards import LiveError, RateLimiter, clean_message
+from harness.live.sessions import LiveSessions
 from harness.live.studies import Studies, StudySpec
 from harness.study.agreement import human_llm_agreement
 from harness.tasks.datasets import load_dataset

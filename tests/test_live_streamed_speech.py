@@ -15,8 +15,9 @@ from langchain_core.outputs import ChatGenerationChunk
 
 from harness.compose import Runtime
 from harness.config import load_config
-from harness.live.sessions import LiveSessions, reply_spoken
+from harness.live.sessions import LiveSessions
 from harness.live.speech import ReplySpeech, chunk_wav, reply_voice
+from harness.live.views import reply_spoken
 from harness.voice.streaming import SentenceSplitter, join_chunks
 from harness.voice.tts import SpeechError, Speaker
 from store import StoreReader, StoreWriter

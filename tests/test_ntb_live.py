@@ -9,8 +9,8 @@ import pytest
 
 from harness.compose import Runtime
 from harness.config import load_config
+from harness.live.guards import LiveError
 from harness.live.ntb_sessions import MODE, RUN_KIND, NtbLiveSessions
-from harness.live.sessions import LiveError
 from harness.ntb import scoring
 from harness.ntb.batch import score_row
 from harness.ntb.cases import load_case

@@ -3,8 +3,8 @@
 import pytest
 
 from harness.config import load_config
+from harness.live.guards import LiveError
 from harness.live.services import AppServices
-from harness.live.sessions import LiveError
 from harness.live.studies import StudySpec
 from tests.fakes import default_responder, fake_factory
 from ui.organiser import OrganiserHandlers

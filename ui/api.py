@@ -8,8 +8,9 @@ from typing import Any
 
 import gradio as gr
 
+from harness.live.guards import LiveError
 from harness.live.services import AppServices
-from harness.live.sessions import LiveError, SessionView
+from harness.live.views import SessionView
 from ui.helpdesk_view import check_start_rate
 
 

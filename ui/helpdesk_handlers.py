@@ -13,9 +13,10 @@ from dataclasses import replace
 import gradio as gr
 
 from graphs.protocols import Message
+from harness.live.guards import LiveError
 from harness.live.services import AppServices
-from harness.live.sessions import LiveError, SessionView
 from harness.live.studies import CLOSED, CLOSED_MESSAGE
+from harness.live.views import SessionView
 from ui.helpdesk_view import (EMPTY_IDS, PERSON_ROLE, audio_data_url, chat_messages,
                               check_start_rate, judge_scores, last_reply_spoken, rating_resets,
                               reply_stream, scenario_text, status_line, warn, with_defaults)

@@ -11,7 +11,7 @@ import base64
 import gradio as gr
 
 from harness.live.services import AppServices
-from harness.live.sessions import SessionView, reply_spoken
+from harness.live.views import SessionView, reply_spoken
 
 EMPTY_IDS = {"session": "", "participant": "", "study": "", "task": -1, "reply": ""}
 HELPFULNESS_DEFAULT = 5  # the rating slider's value before the person moves it

@@ -11,9 +11,9 @@ from typing import Any
 
 import gradio as gr
 
+from harness.live.guards import LiveError
 from harness.live.ntb_sessions import NtbSessionView
 from harness.live.services import AppServices
-from harness.live.sessions import LiveError
 
 EMPTY_IDS = {"session": "", "question": ""}
 OBSERVATION_CHARS = 1500  # of an API response shown on the page (the store keeps all of it)

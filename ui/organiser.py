@@ -13,8 +13,8 @@ from typing import Any, Callable
 import gradio as gr
 
 from harness.live import results
+from harness.live.guards import LiveError
 from harness.live.services import AppServices
-from harness.live.sessions import LiveError
 from harness.live.studies import StudySpec
 
 STUDY_COLUMNS = ["id", "name", "status", "mode", "agents", "participants", "sessions", "ended", "link"]

@@ -41,7 +41,7 @@ from harness.live.guards import LiveError, RateLimiter, clean_message, dropping_
 from harness.live.memory import IdleMemory
 from harness.live.person import LiveAgent, LiveUser
 from harness.live.ratings import HumanRatings
-from harness.live.views import LiveUpdate, SessionView, reply_spoken
+from harness.live.views import LiveUpdate, SessionView
 from harness.live.voice_messages import SpokenMessages
 from harness.selfscore import prompts
 from harness.selfscore.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem, run_name
@@ -51,10 +51,6 @@ from harness.tasks.datasets import Task
 from store import StoreReader, StoreWriter
 from store.live import LiveStore
 from store.schema import StoreError
-
-# importable from here too (the ui and the tests name this module)
-__all__ = ["MODES", "LiveError", "LiveSessions", "LiveUpdate", "RateLimiter", "SessionView",
-           "clean_message", "reply_spoken"]
 
 MODES = ("user", "agent")
 

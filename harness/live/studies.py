@@ -21,7 +21,8 @@ import secrets
 import threading
 from dataclasses import asdict, dataclass, field
 
-from harness.live.sessions import MODES, LiveError
+from harness.live.guards import LiveError
+from harness.live.sessions import MODES
 from harness.tasks.datasets import Dataset, DatasetError, Task, load_dataset
 from store.live import LiveStore
 

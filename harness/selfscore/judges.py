@@ -17,7 +17,7 @@ from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts
 from harness.selfscore.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
 from harness.selfscore.judge_input import JudgeInput
-from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages  # noqa: F401 (re-exported)
+from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages
 
 Score = Field(ge=1, le=10)
 Reason = Field(max_length=200)  # bounds the judge's output tokens (JSON-schema maxLength)
