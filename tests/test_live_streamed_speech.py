@@ -228,7 +228,7 @@ async def test_a_retried_stream_restarts_the_speech_and_keeps_the_final_attempt(
 
 
 async def test_a_chunk_reaches_the_page_as_a_playable_wav():
-    from ui.app import audio_data_url, reply_stream
+    from ui.helpdesk_view import audio_data_url, reply_stream
     played = []
     speech = ReplySpeech(Speaker(), on_chunk=played.append)
     speech.start()

@@ -13,6 +13,8 @@ from harness.config import ModelSpec
 from harness.models import embeddings
 from harness.models.llm import RoleClient
 from harness.ntb import scoring
+from harness.ntb.ask_matching import PAPER_THRESHOLD
+from harness.ntb.call_matching import call_key
 from harness.ntb.cases import case_key, load_cases
 from harness.selfscore.judges import StructuredJudge
 from tests.fakes import ScriptedChatModel
@@ -143,7 +145,7 @@ def test_threshold_is_a_setting():
     asks = ["Which date do you mean?"]
     half = fake_embedder({"Which date do you mean?"}, similarity=0.5)
     assert scoring.ask_matches(asks, c.question_to_ask, half, threshold=0.4)[0]["matched"]
-    assert not scoring.ask_matches(asks, c.question_to_ask, half, threshold=scoring.PAPER_THRESHOLD)[0]["matched"]
+    assert not scoring.ask_matches(asks, c.question_to_ask, half, threshold=PAPER_THRESHOLD)[0]["matched"]
     row = score(c, [{"type": "ask", "text": asks[0]}, *ideal_steps(c)[2:]], embedder=half, threshold=0.8)
     assert row["A1"] == 0 and row["redundant_asking"] == 1 and row["threshold"] == 0.8
     assert row["embedding_model"] == "fake-embedder"
@@ -175,7 +177,7 @@ def test_exact_set_ignores_order_repeats_formatting_and_name_case():
     assert scoring.a2_exact_set(c.expected_calls, made[:1])[0] == 0                  # one missing
     extra = [*made, {"name": "carriers_list_for_trackingmore_v2", "arguments": {}}]
     assert scoring.a2_exact_set(c.expected_calls, extra)[0] == 0                     # an extra call
-    assert scoring.call_key(" Some_API ", None) == scoring.call_key("some_api", "") == ("some_api", "{}")
+    assert call_key(" Some_API ", None) == call_key("some_api", "") == ("some_api", "{}")
     bad = [{"name": first["name"], "arguments": "{not json"}, made[0]]
     assert scoring.a2_exact_set(c.expected_calls, bad)[0] == 0                       # unparsable
 

@@ -20,11 +20,9 @@ from harness.live.services import AppServices
 from ui.api import add_api
 from ui.helpdesk_handlers import HelpDeskHandlers
 from ui.helpdesk_tab import build_helpdesk_tab, wire_helpdesk
-from ui.helpdesk_view import EMPTY_IDS, audio_data_url, reply_stream
+from ui.helpdesk_view import EMPTY_IDS
 from ui.ntb_tab import build_ntb_tab
 from ui.organiser import build_organiser
-
-__all__ = ["build_app", "launch", "audio_data_url", "reply_stream"]
 
 
 def build_app(services: AppServices) -> gr.Blocks:

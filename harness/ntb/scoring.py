@@ -86,22 +86,14 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from graphs.protocols import Judgment
 from harness.ntb.answer_judging import judge_a3, judge_limitation
-from harness.ntb.ask_matching import (ASK_MATCH_MODES, DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, PAPER_THRESHOLD,
-                                      Embedder, ask_match_text, ask_matches, check_threshold, embedder_id)
-from harness.ntb.call_matching import A2_METHODS, a2_exact_set, call_key, ibtc_official_a2, judge_a2
+from harness.ntb.ask_matching import (ASK_MATCH_MODES, DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, Embedder,
+                                      ask_match_text, ask_matches, check_threshold, embedder_id)
+from harness.ntb.call_matching import A2_METHODS, a2_exact_set, ibtc_official_a2, judge_a2
 from harness.ntb.cases import Case, case_key
 from harness.ntb.judge_prompts import PROMPT_VERSION
 from harness.ntb.steplog import Step, calls_of, final_answer, step_counts, validate_steps
 from harness.selfscore.judges import StructuredJudge
 from harness.tasks.jsonl import atomic_write
-
-__all__ = [  # this module's names and the metric modules' names that callers reach through it
-    "CATEGORIES", "CONVENTIONS", "CONVENTION_TEXT", "CSV_FIELDS", "DEFAULT_ASK_MATCH", "DEFAULT_CONVENTION",
-    "DEFAULT_THRESHOLD", "Embedder", "IBTC", "IBTC_A3_REASON", "NOT_JUDGED", "PAPER_THRESHOLD", "PROMPT_VERSION",
-    "SCORER_NAME", "SCORER_VERSION", "a2_exact_set", "ask_match_text", "ask_matches", "call_key",
-    "check_settings", "embedder_id", "overall", "score_case", "summarise", "tables", "validate_steps",
-    "write_csv",
-]
 
 SCORER_NAME = "noisytoolbench"
 SCORER_VERSION = "ntb-1.2"
