@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 
 from graphs.protocols import Agent, LLMCall, User
 from graphs.selfscore import build_selfscore_graph
+from harness.aids.profiles import Profile, resolve_profile
 from harness.config import NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
 from harness.models.engine import EngineManager
 from harness.models.llm import RoleClient, chat_model_for
@@ -39,6 +40,16 @@ class Runtime:
         self.engine = EngineManager(config.engine)
         self._chat_models = chat_models or self._default_chat_model
         self._clients: dict[str, RoleClient] = {}
+
+    @cached_property
+    def profile(self) -> Profile:
+        """The run's method profile: each aid's effective value (``harness.aids.profiles``)."""
+        return resolve_profile(self.config)
+
+    def profile_record(self, profile: Profile | None = None) -> dict:
+        """What the run, each judgment and each score row store of ``profile`` (default the
+        runtime's): its name, every aid's value, source and version."""
+        return (profile or self.profile).record(aid_versions())
 
     def _default_chat_model(self, role: str, spec: ModelSpec) -> BaseChatModel:
         url = spec.base_url or self.engine.base_url(spec.model)
@@ -94,7 +105,7 @@ class Runtime:
         run = self.config.run
         return SimulatedUser(self.client("user"),
                              self.client("judge") if run.user_checks == "rules+judge" else None,
-                             run.user_regenerations)
+                             self.profile.value("user_regenerations"))
 
     def agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]]) -> Agent:
         """The configured agent (see ``text_agent``), speaking through ``voice_link`` when
@@ -145,7 +156,7 @@ class Runtime:
 
     def llm_agent(self, kind: str) -> Agent:
         """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``."""
-        system = prompts.agent_system(self.config.run.agent_reply_sentences)
+        system = prompts.agent_system(self.profile.value("reply_cap"))
         if kind == "rag":
             from harness.selfscore.rag import RagAgent
             return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k,
@@ -166,16 +177,13 @@ class Runtime:
         kb.build(kb_set.tasks)
         return kb
 
-    def turn_judges(self, manipulation_defence: bool | None = None,
-                    other_languages: str | None = None) -> SelfScoreJudges:
-        """The per-turn judges on the judge role, with the configured solved-check method,
-        manipulation defence, helpfulness bounds and handling of other languages (the arguments override
-        ``scoring.manipulation_defence`` and ``scoring.other_languages``)."""
-        scoring = self.config.scoring
-        defence = scoring.manipulation_defence if manipulation_defence is None else manipulation_defence
-        return SelfScoreJudges(self.structured_judge("judge"), self.config.run.solved_check, defence,
-                               other_languages or scoring.other_languages,
-                               helpfulness_bounds=scoring.helpfulness_bounds)
+    def turn_judges(self, profile: Profile | None = None) -> SelfScoreJudges:
+        """The per-turn judges on the judge role, with the aids of ``profile`` (default the
+        runtime's): the solved-check method, manipulation defence, helpfulness bounds and
+        handling of other languages; every judgment records the profile."""
+        profile = profile or self.profile
+        return SelfScoreJudges(self.structured_judge("judge"), **profile.judge_aids(),
+                               profile_record=self.profile_record(profile))
 
     def selfscore_graph(self, user: User, agent: Agent, sink, checkpointer=None):
         """The SelfScore turn-loop graph of ``user`` and ``agent``: the turn judges, the agent's cost
@@ -196,6 +204,19 @@ class Runtime:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def aid_versions() -> dict[str, str]:
+    """The version of each aid's rules or prompt; a changed rule set changes its version
+    (``harness.aids.rules``)."""
+    from harness.defence.manipulation import RULES_VERSION as DEFENCE_VERSION
+    from harness.selfscore.helpfulness_bounds import RULES_VERSION as BOUNDS_VERSION  # TODO(aids)
+    from harness.selfscore.languages import TRANSLATE_VERSION
+    SOLVED_CUES_VERSION = USER_CHECKS_VERSION = "TODO"
+    return {"helpfulness_bounds": BOUNDS_VERSION,
+            "solved_confirmation": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
+            "manipulation_defence": DEFENCE_VERSION, "translation": TRANSLATE_VERSION,
+            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION}
 
 
 def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,

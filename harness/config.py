@@ -91,21 +91,34 @@ class CostConfig(_Strict):
 
 
 class ScoringConfig(_Strict):
-    """How SelfScore's figures are computed and how the judges read a message."""
+    """How SelfScore's figures are computed, which method profile judges, and how the judges read
+    a message.
+
+    The four aid settings below (and ``run.solved_check``, ``run.agent_reply_sentences``,
+    ``run.user_regenerations``) default to None: the method profile decides them
+    (``harness.aids.profiles``, docs/selfscore.md#method-profiles). Set one to override the
+    profile for that aid alone.
+    """
     formula: Literal["paper", "agent_only"] = "paper"
     weights: tuple[float, float, float] = (0.5, 0.4, 0.1)
-    manipulation_defence: bool = Field(
-        True, description="the judges read each message with the spans that talk to the judge "
-        "(orders to a rater, verdict JSON, fake prompt tags, role-play) removed "
-        "(harness.defence.manipulation); stored messages stay as written")
-    other_languages: Literal["as-is", "tell", "translate"] = Field(
-        "translate", description="a judged message that is not English: 'translate' (the judge role "
-        "translates it into English first; judges and the solved-check's rules read the translation), "
-        "'tell' (the task says the language earns and costs nothing), 'as-is' (judged as written)")
-    helpfulness_bounds: bool = Field(
-        True, description="pin a helpfulness score to the rubric's band where a rule sees what the "
-        "message plainly is: a repeat, 'ok', a report that the step failed, a first question with no "
-        "detail (harness.selfscore.helpfulness_bounds); the judge's own score is stored beside it")
+    profile: Literal["auto", "paper", "embedded"] = Field(
+        "auto", description="method profile: 'paper' (the published method, no aid), 'embedded' "
+        "(every aid made for small local models on), 'auto' (each aid follows its role: on where "
+        "the role runs on the embedded model, off where it runs on a configured endpoint)")
+    manipulation_defence: bool | None = Field(
+        None, description="aid (judge role): the judges read each message with the spans that talk "
+        "to the judge (orders to a rater, verdict JSON, fake prompt tags, role-play) removed "
+        "(harness.defence.manipulation); stored messages stay as written. None: from the profile")
+    other_languages: Literal["as-is", "tell", "translate"] | None = Field(
+        None, description="a judged message that is not English: 'translate' (aid, judge role: the "
+        "judge role translates it into English first; judges and the solved-check's rules read the "
+        "translation), 'tell' (the task says the language earns and costs nothing), 'as-is' (judged "
+        "as written, the paper). None: from the profile ('translate' where the aid is on)")
+    helpfulness_bounds: bool | None = Field(
+        None, description="aid (judge role): pin a helpfulness score to the rubric's band where a "
+        "rule sees what the message plainly is: a repeat, 'ok', a report that the step failed, a "
+        "first question with no detail (harness.aids.helpfulness_bounds); the judge's own score is "
+        "always stored beside it. None: from the profile")
 
     @field_validator("weights")
     @classmethod
@@ -130,21 +143,25 @@ class RunConfig(_Strict):
         "plain", description="plain: the paper's agent; rag: the same with retrieved knowledge-base "
         "passages; human: replay each task's agent_replies (human baseline); replay: a stored "
         "run's replies (set by rejudge)")
-    agent_reply_sentences: int = Field(
-        3, ge=0, le=50, description="the plain and RAG agents' system prompt asks for replies of "
-        "at most this many short sentences with one next step (0: the paper's prompt verbatim)")
+    agent_reply_sentences: int | None = Field(
+        None, ge=0, le=50, description="aid (agent role): the plain and RAG agents' system prompt "
+        "asks for replies of at most this many short sentences with one next step (0: the paper's "
+        "prompt verbatim). None: from the profile (3 where the aid is on, else 0)")
     stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
-    solved_check: Literal["confirmation", "verdict"] = Field(
-        "confirmation", description="confirmation: does the user's latest message say the "
-        "problem is fixed (one Yes/No question in two phrasings, from token log-probabilities, "
-        "averaged), vetoed by a rule when it says the problem persists; verdict: one JSON "
-        "verdict on the whole conversation (prompt p4)")
+    solved_check: Literal["confirmation", "verdict"] | None = Field(
+        None, description="verdict (the paper): one JSON verdict from the turn history and the "
+        "latest agent message, so a right first answer can end the conversation; confirmation "
+        "(aid, judge role): does the user's latest message say the problem is fixed (one Yes/No "
+        "question in two phrasings, from token log-probabilities, averaged), vetoed by rules when "
+        "it says the problem persists, never on turn 1. None: from the profile")
     user_checks: Literal["rules", "rules+judge"] = Field(
         "rules", description="checks of each simulated user message: rules only (default), or "
         "rules then the judge role's contradiction check when the task has facts (opt-in: on the "
         "1.5B it answered yes to nearly every message, P 0.53-0.62)")
-    user_regenerations: int = Field(2, ge=0, le=5, description="regenerations of a simulated "
-                                    "user message that fails a check")
+    user_regenerations: int | None = Field(
+        None, ge=0, le=5, description="aid (user role): regenerations of a simulated user message "
+        "that fails a check (the checks are run and stored either way). None: from the profile (2 "
+        "where the aid is on, else 0)")
 
 
 class RagConfig(_Strict):

@@ -45,6 +45,7 @@ class StoreReader:
         row = rows[0]
         row["config"] = json.loads(row["config_json"] or "{}")
         row["models"] = json.loads(row["models_json"] or "{}")
+        row["profile"] = json.loads(row["profile_json"]) if row.get("profile_json") else None
         return row
 
     # -- problems and preprocessing --------------------------------------------------------

@@ -26,6 +26,8 @@ _TABLES: dict[str, dict] = {
             "finished_at": str, "config_json": str, "models_json": str, "dataset": str,
             "dataset_sha256": str, "seed": int, "code_version": str, "prompt_version": str,
             "scorer_version": str, "stop_detail": str, "source_run": str,
+            # the method profile: its name and every aid's value, source and version
+            "profile_json": str,
         },
         pk="id",
     ),
@@ -68,6 +70,9 @@ _TABLES: dict[str, dict] = {
             "score": int, "parsed_json": str, "reason": str, "raw_json": str, "attempts": int,
             "error": str, "model": str, "prompt_version": str, "created_at": str,
             "rater": str,  # a person's pseudonym for human judgments (kind human_*); None for LLMs
+            # the judge's own answer before any aid (``score`` is after them), the method
+            # profile, and the aids that ran on this judgment: version, rule ids, whether it moved
+            "judge_score": int, "profile": str, "aids_json": str,
         },
         pk="id",
     ),
@@ -113,6 +118,9 @@ _TABLES: dict[str, dict] = {
             "scorer_version": str, "formula": str, "weights_json": str, "judge_model": str,
             "complexity_model": str, "prompt_version": str, "figures_json": str,
             "created_at": str,
+            # the profile the figures were computed on ("judge-only": rescored without the
+            # post-processing aids) and every aid's value and version
+            "profile": str, "aids_json": str,
         },
         pk="id",
     ),

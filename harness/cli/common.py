@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
+from harness.aids.profiles import AIDS, PROFILES
 from harness.config import FAST_EMBEDDED_MODEL, ROLES, Config, ConfigError, load_config
 
 console = Console(stderr=True)
@@ -40,6 +41,32 @@ def role_overrides(items: list[str] | None) -> dict[str, Any]:
             field == "base_url" else value
     return roles
 
+PROFILE_HELP = ("method profile (scoring.profile, default auto): paper = the published method, no aid; "
+                "embedded = every aid for small local models on; auto = each aid on where its role "
+                "runs on the embedded model (docs/selfscore.md#method-profiles)")
+AID_HELP = ("switch one aid on or off above the profile, NAME=on|off (repeatable); aids: "
+            + ", ".join(a.name for a in AIDS))
+
+
+def aid_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``--aid NAME=on|off`` items as config overrides (``{section: {key: value}}``): the aid's
+    setting at its embedded (on) or paper (off) value.
+
+    Raises:
+        ConfigError: an unknown aid, or a value that is not on/off.
+    """
+    by_name = {a.name: a for a in AIDS}
+    tree: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        aid = by_name.get(name.strip())
+        if not sep or aid is None or value.strip().lower() not in ("on", "off"):
+            raise ConfigError(f"--aid {item!r}: expected NAME=on|off with NAME one of "
+                              f"{', '.join(by_name)}, e.g. --aid helpfulness_bounds=off")
+        section, key = aid.setting.split(".")
+        tree.setdefault(section, {})[key] = aid.on if value.strip().lower() == "on" else aid.off
+    return tree
+
 
 def add_config_args(p: argparse.ArgumentParser) -> None:
     """Add the flags every command shares: ``--config``, ``--store``, ``--role`` (repeatable),
@@ -50,13 +77,20 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fast", action="store_true",
                    help="serve the agent and user roles with the embedded 0.5B model (judges keep 1.5B); "
                         "needs `pip install -e '.[fast]'`")
+    p.add_argument("--profile", choices=PROFILES, help=PROFILE_HELP)
+    p.add_argument("--aid", action="append", metavar="NAME=on|off", help=AID_HELP)
 
 
 def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
                   extra: dict[str, Any] | None = None) -> Config:
     """The config of a command's flags: defaults < ``--config FILE`` < environment < ``--store``,
-    ``--role``, ``--fast``, ``run`` (the run section; None values left out) and ``extra`` sections."""
+    ``--role``, ``--fast``, ``--profile``, ``--aid``, ``run`` (the run section; None values left
+    out) and ``extra`` sections."""
     overrides: dict[str, Any] = dict(extra or {})
+    for section, values in aid_overrides(getattr(args, "aid", None)).items():
+        overrides[section] = {**overrides.get(section, {}), **values}
+    if getattr(args, "profile", None):
+        overrides["scoring"] = {**overrides.get("scoring", {}), "profile": args.profile}
     if getattr(args, "store", None):
         overrides["store"] = args.store
     roles = role_overrides(getattr(args, "role", None))
@@ -66,7 +100,7 @@ def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
     if roles:
         overrides["roles"] = roles
     if run:
-        overrides["run"] = {k: v for k, v in run.items() if v is not None}
+        overrides["run"] = {**overrides.get("run", {}), **{k: v for k, v in run.items() if v is not None}}
     return load_config(getattr(args, "config", None), overrides)
 
 

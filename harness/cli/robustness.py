@@ -22,9 +22,13 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         pairs = [p for p in pairs if p.category in args.category]
     if args.pairs is not None:
         pairs = pairs[: args.pairs]
+    from harness.aids.profiles import resolve_profile
     config = build_config(args)
-    defence = config.scoring.manipulation_defence and not args.no_defence
-    languages = args.languages or config.scoring.other_languages
+    overrides = {"manipulation_defence": False} if args.no_defence else {}
+    if args.languages:
+        overrides["translation"] = args.languages
+    profile = resolve_profile(config, overrides=overrides)
+    defence, languages = profile.value("manipulation_defence"), profile.value("translation")
     console.print(f"Judging {len(pairs)} adversarial pairs (clean and attacked twins) with the "
                   f"judge role ({config.role('judge').model}), manipulation defence "
                   f"{'on' if defence else 'off'}, other languages {languages} ...")
@@ -35,7 +39,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
             bar.advance(task)
             if not args.quiet:
                 console.print(f"  {r.pair.id}: {_pair_line(r)}", highlight=False)
-        judges = runtime.turn_judges(manipulation_defence=defence, other_languages=languages)
+        judges = runtime.turn_judges(profile)
         report = asyncio.run(run_robustness(judges, pairs, args.concurrency, done))
     text = report.markdown()
     print(text)
@@ -76,7 +80,8 @@ def add_robustness_commands(sub) -> None:
     p.add_argument("--suite", help="'attacks' (default: harness/data/adversarial/suite.jsonl), 'languages' "
                    "(the same message in English and in another language) or a suite JSONL file")
     p.add_argument("--languages", choices=("as-is", "tell", "translate"),
-                   help="how the judges treat a message that is not English (default: scoring.other_languages)")
+                   help="how the judges treat a message that is not English (default: scoring.other_languages, "
+                   "from the method profile: translate on the embedded judge, as-is on an endpoint)")
     p.add_argument("--concurrency", type=int, default=2, help="pairs judged at once (default 2)")
     p.add_argument("--out", help="write the markdown report here")
     p.add_argument("--json", help="write the figures as JSON here")

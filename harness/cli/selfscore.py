@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from harness.cli.common import (add_config_args, build_config, console, finish_report, out,
+from harness.cli.common import (add_config_args, aid_overrides, build_config, console, finish_report, out,
                                 progress_printer, role_overrides, run_config)
 from harness.cli.progress import counting, progress_bar
 
@@ -70,33 +70,48 @@ async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int |
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """``deskbench runs``: print a line per stored run (id, kind, status, completed/total, dataset,
-    created); returns 0."""
+    method profile, created); returns 0."""
     from store import StoreReader
     config = build_config(args)
     rows = StoreReader(config.store).runs()
     if not rows:
         out.print(f"No runs in {config.store}.")
     for r in rows:
+        profile = json.loads(r["profile_json"]).get("profile") if r.get("profile_json") else "unrecorded"
         out.print(f"{r['id']}  {r['kind']}  {r['status']}  {r['n_completed']}/{r['n_interactions']} "
-                  f"interactions  dataset={r['dataset']}  created={r['created_at']}", highlight=False)
+                  f"interactions  dataset={r['dataset']}  profile={profile}  created={r['created_at']}",
+                  highlight=False)
     return 0
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     """``deskbench rescore RUN``: recompute a run's figures from the stored rows (no LLM call) and
-    print how many changed and the mean final score; returns 0."""
-    from harness.selfscore.figures import rescore_run
+    print how many changed, the mean final score and the profile they were computed on; ``--raw``
+    (or ``--profile paper``) reads the judge's own scores, ``--profile embedded`` applies the
+    helpfulness bounds to them; returns 0."""
+    from harness.selfscore.figures import profile_label, rescore_run
     from harness.selfscore.scoring import summarize
     from store import StoreReader, StoreWriter
     config = build_config(args)
     reader = StoreReader(config.store)
-    before = {s["interaction_id"]: s["figures"] for s in reader.scores(reader.run(args.run)["id"])}
-    figures = rescore_run(reader, StoreWriter(config.store), args.run, args.formula)
+    run = reader.run(args.run)
+    variant = ("judge-only" if args.raw or args.profile == "paper"
+               else "bounded" if args.profile == "embedded" else "stored")
+    before = {s["interaction_id"]: s["figures"] for s in reader.scores(run["id"])}
+    figures = rescore_run(reader, StoreWriter(config.store), args.run, args.formula, variant)
     changed = sum(1 for f in figures if before.get(f["interaction_id"]) not in (None, f))
     s = summarize(figures)
+    mean = s["mean_final_score"]
+    label = profile_label(run, variant)
     out.print(f"Rescored {len(figures)} interactions of {args.run} from stored rows (no LLM calls); "
-              f"{changed} changed. Mean final score: "
-              f"{s['mean_final_score'] if s['mean_final_score'] is None else round(s['mean_final_score'], 2)}")
+              f"{changed} changed. Mean final score: {mean if mean is None else round(mean, 2)} "
+              f"(profile {label}).", highlight=False)
+    kept = [n for n, a in ((run.get("profile") or {}).get("aids") or {}).items()
+            if a.get("on") and n != "helpfulness_bounds"]
+    if variant != "stored" and kept:
+        out.print(f"Not undone (they shaped what the judge read or decided before it was asked; "
+                  f"`deskbench rejudge {args.run} --profile paper` judges again without them): "
+                  + ", ".join(kept), highlight=False)
     return 0
 
 
@@ -173,7 +188,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     n_turns = max(r.n_turns for r in todo)
     run_ids = []
     for repeat in range(args.repeats):
-        config = rejudge_config(source, roles, repeat, n_turns)
+        config = rejudge_config(source, roles, repeat, n_turns, args.profile, aid_overrides(args.aid))
         config.store = store
         config.run.limit = len(todo)
         if args.concurrency:
@@ -254,6 +269,9 @@ def add_stored_run_commands(sub) -> None:
     add_config_args(p)
     p.add_argument("run", help="run id or name")
     p.add_argument("--formula", choices=["paper", "agent_only"])
+    p.add_argument("--raw", action="store_true", help="the judge's own scores, the post-processing "
+                   "aids (helpfulness bounds) undone; same as --profile paper (--profile embedded "
+                   "applies the bounds; neither: the scores as stored)")
     p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("export", help="export a run as JSONL (per interaction, per turn) and CSV")

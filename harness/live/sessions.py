@@ -107,7 +107,8 @@ class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
             label = "human-live" if mode == "agent" else None
             name = f"live-{study_id}:" + run_name(cfg, label)
             new_run(self.writer, cfg, name, "live" if mode == "user" else "live_human_agent",
-                    dataset, dataset_sha256, prompts.PROMPT_VERSION, SCORER_VERSION, run_id=run_id)
+                    dataset, dataset_sha256, prompts.PROMPT_VERSION, SCORER_VERSION, run_id=run_id,
+                    profile=self.runtime.profile_record())
         self._runs[key] = run_id
         return run_id
 

@@ -116,7 +116,8 @@ class SelfScoreBatch:
                     for pos, t in enumerate(tasks)]
         return new_run(self.writer, cfg, cfg.run.name or run_name(cfg), kind, dataset.name,
                        dataset.sha256, prompts.PROMPT_VERSION, SCORER_VERSION, source_run,
-                       problems=problems, interactions=interactions)
+                       problems=problems, interactions=interactions,
+                       profile=self.runtime.profile_record())
 
     # -- running -------------------------------------------------------------------------------
     async def run(self, run_id: str) -> Progress:

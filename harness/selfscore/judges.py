@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem
+from harness.aids.profiles import EMBEDDED_AIDS, PAPER_AIDS
 from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts
 from harness.selfscore.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
@@ -174,10 +175,13 @@ class ConfirmationSolvedCheck:
         if rules_read and (cues or like_agent or not results):  # the rules decide: no question is asked
             vetoes = ([repr(c) for c in cues[:3]] + [f"reads like the agent ({c!r})" for c in like_agent[:1]]
                       + ([] if results else ["no result reported"]))
+            # a decision aid, not post-processing: no question is asked, so there is no judge
+            # answer to keep (judge_value None says so)
             return view.record(Judgment(
                 **base, status="ok", value=False, reason="not solved: " + ", ".join(vetoes),
                 parsed={"method": "confirmation", "decided_by": "rules", "persisting_cues": cues,
-                        "agent_cues": like_agent, "result_cues": results, "solved": False}))
+                        "agent_cues": like_agent, "result_cues": results, "solved": False,
+                        "judge_value": None}))
         statement = escape_judged_text(problem.problem_statement or problem.question)
         calls, raws, answers = [], [], {}
         try:
@@ -200,26 +204,32 @@ class ConfirmationSolvedCheck:
             parsed={"method": "confirmation", "decided_by": "questions" if rules_read else "questions (rules cannot read the language)",
                     "p_confirmed": p_confirmed, **{f"p_{k}": v for k, v in answers.items()},
                     "threshold": self.threshold, "persisting_cues": cues, "agent_cues": like_agent,
-                    "result_cues": results, "solved": solved}))
+                    "result_cues": results, "solved": solved, "judge_value": solved}))
 
 
 class SelfScoreJudges:
     """The per-turn judges of SelfScore (implements ``graphs.protocols.TurnJudges``).
 
-    ``solved_method`` picks the solved-check: ``confirmation`` (default, see
-    :class:`ConfirmationSolvedCheck`) or ``verdict`` (p4's single JSON verdict).
-    Every judge reads the conversation through one :class:`harness.selfscore.judge_input.JudgeInput`:
-    ``manipulation_defence`` (default on; config ``scoring.manipulation_defence``) removes
-    manipulation spans, ``other_languages`` (config ``scoring.other_languages``) judges a
-    message in another language on what it says; each judgment records what was done.
-    ``helpfulness_bounds`` (default on; config ``scoring.helpfulness_bounds``) pins a helpfulness
-    score to the rubric's band where :mod:`harness.selfscore.helpfulness_bounds` sees what the message
-    plainly is; the judgment keeps the judge's own score and the rule.
+    The arguments are the judges' aids (``harness.aids.profiles``; their defaults are the
+    aids' embedded values, which the default profile gives an embedded judge):
+    ``solved_method`` picks the solved-check: ``verdict`` (the paper's: one JSON verdict from
+    the turn history and the latest agent message) or ``confirmation`` (an aid, see
+    :class:`ConfirmationSolvedCheck`). Every judge reads the conversation through one
+    :class:`harness.selfscore.judge_input.JudgeInput`: ``manipulation_defence`` removes
+    manipulation spans, ``other_languages`` judges a message in another language on what it
+    says (``as-is`` is the paper's); each judgment records what was done.
+    ``helpfulness_bounds`` pins a helpfulness score to the rubric's band where
+    :mod:`harness.aids.helpfulness_bounds` sees what the message plainly is. Every judgment
+    keeps the judge's own answer (``parsed["judge_value"]``) beside what an aid made of it, and
+    the profile and aids that shaped it (``profile_record``, from
+    :meth:`harness.aids.profiles.Profile.record`).
     """
 
-    def __init__(self, judge: StructuredJudge, solved_method: str = "confirmation",
-                 manipulation_defence: bool = True, other_languages: str = "as-is",
-                 helpfulness_bounds: bool = True):
+    def __init__(self, judge: StructuredJudge, solved_method: str = EMBEDDED_AIDS["solved_confirmation"],
+                 manipulation_defence: bool = EMBEDDED_AIDS["manipulation_defence"],
+                 other_languages: str = EMBEDDED_AIDS["translation"],
+                 helpfulness_bounds: bool = EMBEDDED_AIDS["helpfulness_bounds"],
+                 profile_record: dict | None = None):
         if solved_method not in SOLVED_METHODS:
             raise ValueError(f"unknown solved-check method {solved_method!r}; one of {SOLVED_METHODS}")
         self.judge = judge
@@ -228,6 +238,33 @@ class SelfScoreJudges:
         self.helpfulness_bounds = helpfulness_bounds
         self.judge_input = JudgeInput(manipulation_defence, other_languages, judge.client, escape_judged_text)
         self.confirmation = ConfirmationSolvedCheck(judge.client, judge_input=self.judge_input)
+        self.profile_record = profile_record or _profile_of(solved_method, manipulation_defence,
+                                                            other_languages, helpfulness_bounds)
+
+    def _traced(self, judgment: Judgment) -> Judgment:
+        """``judgment`` with the profile and the aids that shaped it (their versions) in ``parsed``."""
+        if judgment.parsed is None:
+            return judgment
+        parsed = judgment.parsed
+        aids = {}
+        versions = {n: a.get("version") for n, a in self.profile_record.get("aids", {}).items() if a.get("on")}
+        if "manipulation_defence" in parsed and "manipulation_defence" in versions:
+            aids["manipulation_defence"] = {"version": versions["manipulation_defence"],
+                                            "moved": bool(parsed["manipulation_defence"].get("spans_removed"))}
+        if (parsed.get("other_languages") or {}).get("mode") == "translate":
+            aids["translation"] = {"version": versions.get("translation"),
+                                   "moved": bool(parsed["other_languages"].get("translated"))}
+        if "bounds" in parsed:
+            bounds = parsed["bounds"]
+            aids["helpfulness_bounds"] = {"version": bounds.get("rules_version"),
+                                          "rules": bounds.get("rule_ids", bounds.get("rules", [])),
+                                          "moved": parsed.get("judge_value") != parsed.get("score")}
+        if parsed.get("method") == "confirmation":
+            aids["solved_confirmation"] = {"version": versions.get("solved_confirmation"),
+                                           "rules": parsed.get("rule_ids", []),
+                                           "moved": parsed.get("decided_by") == "rules"}
+        judgment.parsed = {**parsed, "profile": self.profile_record.get("profile"), "aids": aids}
+        return judgment
 
     async def _judged(self, kind: str, history: Sequence[Message], task: str, verdict, value_of,
                       bounds_of=None) -> Judgment:
@@ -236,6 +273,8 @@ class SelfScoreJudges:
         except Exception as exc:
             return _failed_view(kind, self.judge.client.model_name, exc)
         judgment = await self.judge.judge(kind, judge_messages(view.messages, view.task(task)), verdict, value_of)
+        if judgment.ok and judgment.parsed is not None:
+            judgment.parsed = {**judgment.parsed, "judge_value": judgment.value}  # always kept
         if bounds_of is not None and self.helpfulness_bounds and judgment.ok and self.judge_input.rules_can_read(view):
             # the rules read the conversation as the judge did (neutralised, or its English translation)
             bounds = bounds_of(view.latest, view.messages)
@@ -251,25 +290,38 @@ class SelfScoreJudges:
         ``first_turn``, else those of a later reply)."""
         task = prompts.USER_HELPFULNESS_FIRST if first_turn else prompts.USER_HELPFULNESS_LATER
         bounds_of = (lambda text, _h: first_question_bounds(text)) if first_turn else user_reply_bounds
-        return await self._judged("user_helpfulness", history, task, HelpfulnessVerdict, lambda v: v.score,
-                                  bounds_of)
+        return self._traced(await self._judged("user_helpfulness", history, task, HelpfulnessVerdict,
+                                               lambda v: v.score, bounds_of))
 
     async def agent_helpfulness(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         """Helpfulness of the agent's latest reply, with the agent-reply rubric bounds."""
-        return await self._judged("agent_helpfulness", history, prompts.AGENT_HELPFULNESS,
-                                  HelpfulnessVerdict, lambda v: v.score, agent_reply_bounds)
+        return self._traced(await self._judged("agent_helpfulness", history, prompts.AGENT_HELPFULNESS,
+                                               HelpfulnessVerdict, lambda v: v.score, agent_reply_bounds))
 
     async def solved(self, problem: Problem, history: Sequence[Message]) -> Judgment:
         """The solved-check by ``solved_method``: :class:`ConfirmationSolvedCheck`, or one JSON
         verdict against the problem statement (the question when there is none)."""
         if self.solved_method == "confirmation":
-            return await self.confirmation.judge(problem, history)
+            return self._traced(await self.confirmation.judge(problem, history))
         statement = problem.problem_statement or problem.question
         task = prompts.SOLVED_CHECK.format(problem=escape_judged_text(statement))
         judgment = await self._judged("solved", history, task, SolvedVerdict, lambda v: v.solved)
         if judgment.parsed is not None:
             judgment.parsed = {**judgment.parsed, "method": "verdict"}
-        return judgment
+        return self._traced(judgment)
+
+
+def _profile_of(solved_method: str, manipulation_defence: bool, other_languages: str,
+                helpfulness_bounds: bool) -> dict:
+    """A profile record for judges built without one (sanity sets, tests): the judges' aids as
+    given, the other roles' left out."""
+    values = {"solved_confirmation": solved_method, "manipulation_defence": manipulation_defence,
+              "translation": other_languages, "helpfulness_bounds": helpfulness_bounds}
+    on = {n: v != PAPER_AIDS[n] for n, v in values.items()}
+    name = "paper" if not any(on.values()) else "embedded" if all(
+        v == EMBEDDED_AIDS[n] for n, v in values.items()) else "mixed"
+    return {"profile": name, "requested": None,
+            "aids": {n: {"on": on[n], "value": v, "version": None} for n, v in values.items()}}
 
 
 async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:
@@ -283,7 +335,9 @@ async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:
 
 
 def judgment_row(j: Judgment, interaction_id: str, turn_index: int | None) -> dict:
-    """A ``judgments`` table row for a judgment."""
+    """A ``judgments`` table row for a judgment: its value (after any aid) as ``score``, the
+    judge's own answer as ``judge_score``, the profile and the aids that shaped it."""
+    parsed = j.parsed or {}
     score = j.value if isinstance(j.value, int) and not isinstance(j.value, bool) else None
     if isinstance(j.value, bool):
         score = int(j.value)
@@ -292,4 +346,13 @@ def judgment_row(j: Judgment, interaction_id: str, turn_index: int | None) -> di
             "parsed_json": json.dumps(j.parsed) if j.parsed is not None else None,
             "reason": j.reason, "raw_json": json.dumps(j.raw, ensure_ascii=False),
             "attempts": j.attempts, "error": j.error, "model": j.model,
-            "prompt_version": j.prompt_version}
+            "prompt_version": j.prompt_version, "judge_score": _as_score(parsed.get("judge_value")),
+            "profile": parsed.get("profile"),
+            "aids_json": json.dumps(parsed["aids"]) if "aids" in parsed else None}
+
+
+def _as_score(value) -> int | None:
+    """A judge's own answer as the integer column stores it (a verdict as 0/1)."""
+    if isinstance(value, bool):
+        return int(value)
+    return value if isinstance(value, int) else None

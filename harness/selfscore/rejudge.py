@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from harness.aids.profiles import AIDS
 from harness.config import Config
 from harness.selfscore import prompts
 from harness.selfscore.batch import SelfScoreBatch, new_run, run_name
@@ -21,13 +22,23 @@ from store import StoreReader
 
 
 def rejudge_config(source: dict[str, Any], role_overrides: dict[str, dict[str, Any]],
-                   repeat: int = 0, n_turns: int = 1) -> Config:
+                   repeat: int = 0, n_turns: int = 1, profile: str | None = None,
+                   aid_overrides: dict[str, dict[str, Any]] | None = None) -> Config:
     """The config of a re-judging run of ``source`` (a stored run row).
 
     ``repeat`` > 0 offsets the seed of the judging roles, so repeated re-judging at a
-    temperature above 0 samples independent judgments.
+    temperature above 0 samples independent judgments. ``profile`` replaces the source's
+    method profile (every aid setting it stored then follows the new profile);
+    ``aid_overrides`` (``{section: {key: value}}``, from ``--aid``) set aids above it.
     """
     tree = json.loads(json.dumps(source["config"]))
+    if profile is not None:
+        tree.setdefault("scoring", {})["profile"] = profile
+        for aid in AIDS:
+            section, key = aid.setting.split(".")
+            tree.setdefault(section, {})[key] = None
+    for section, values in (aid_overrides or {}).items():
+        tree.setdefault(section, {}).update(values)
     for role, fields in role_overrides.items():
         tree["roles"].setdefault(role, {}).update(fields)
     for role in ("judge", "complexity"):
@@ -108,4 +119,4 @@ def create_rejudge_run(batch: SelfScoreBatch, source: dict[str, Any], todo: Sequ
                 for pos, r in enumerate(todo)]
     return new_run(batch.writer, cfg, cfg.run.name or run_name(cfg), "rejudge", source["dataset"],
                    source["dataset_sha256"], prompts.PROMPT_VERSION, SCORER_VERSION,
-                   source["id"], interactions=interactions)
+                   source["id"], interactions=interactions, profile=batch.runtime.profile_record())

@@ -62,10 +62,12 @@ ProgressFn = Callable[[Progress], None]
 def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str, dataset_sha256: str,
             prompt_version: str, scorer_version: str, source_run: str | None = None,
             run_id: str | None = None, problems: Sequence[dict] = (),
-            interactions: Callable[[str], Sequence[dict]] = lambda run_id: ()) -> str:
+            interactions: Callable[[str], Sequence[dict]] = lambda run_id: (),
+            profile: dict | None = None) -> str:
     """Store a new run row (status running) with everything needed to trace its figures,
     together with its ``problems`` and ``interactions(run_id)`` in one transaction (a crash
-    leaves no run or a whole one). ``run_id`` defaults to ``<name>-<UTC timestamp>``."""
+    leaves no run or a whole one). ``run_id`` defaults to ``<name>-<UTC timestamp>``;
+    ``profile`` is the method profile's record (``harness.aids.profiles.Profile.record``)."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")[:-3]
     run_id = run_id or f"{name}-{stamp}"
     row = {
@@ -74,6 +76,7 @@ def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str
         "dataset": dataset, "dataset_sha256": dataset_sha256, "seed": cfg.run.seed,
         "code_version": code_version(), "prompt_version": prompt_version,
         "scorer_version": scorer_version, "source_run": source_run,
+        "profile_json": json.dumps(profile) if profile is not None else None,
     }
     writer.create_run(row, problems, interactions(run_id))
     return run_id

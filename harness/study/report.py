@@ -7,6 +7,7 @@ from typing import Any
 
 from harness.selfscore.scoring import summarize
 from harness.study.conversation_report import conversation_lines
+from harness.study.profile_report import profile_lines
 from harness.study.statistics import bootstrap_ci
 from harness.study.usage_report import usage_lines
 from harness.study.voice_report import voice_lines
@@ -42,6 +43,8 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
         "- models: " + ", ".join(f"{r}={m}" for r, m in models.items()),
         f"- prompt version {run['prompt_version']}, scorer version {run['scorer_version']}, "
         f"formula {run['config'].get('scoring', {}).get('formula', 'paper')}, code {run['code_version']}",
+        f"- method profile {(run.get('profile') or {}).get('profile', 'unrecorded')}, scores computed on "
+        + ", ".join(sorted({s.get('profile') or 'unrecorded' for s in reader.scores(run_id)}) or ["-"]),
         "", "## Summary", "",
         "| figure | value |", "|---|---|",
     ]
@@ -71,6 +74,7 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
             "task_id", "turns", "stop_reason", "solved", "critical_thinking", "error_handling",
             "topic_knowledge", "weighted_complexity", "avg_user_helpfulness",
             "avg_agent_helpfulness", "quality", "final_score")) + " |")
+    lines += profile_lines(reader, run_id)
     lines += usage_lines(reader, run_id)
     lines += voice_lines(reader, run_id)
     if sanity_lines:
