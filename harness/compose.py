@@ -209,10 +209,10 @@ class Runtime:
 def aid_versions() -> dict[str, str]:
     """The version of each aid's rules or prompt; a changed rule set changes its version
     (``harness.aids.rules``)."""
-    from harness.defence.manipulation import RULES_VERSION as DEFENCE_VERSION
-    from harness.selfscore.helpfulness_bounds import RULES_VERSION as BOUNDS_VERSION  # TODO(aids)
+    from harness.aids import RULES_VERSION as BOUNDS_VERSION
+    from harness.aids import SOLVED_CUES_VERSION, USER_CHECKS_VERSION
+    from harness.defence import RULES_VERSION as DEFENCE_VERSION
     from harness.selfscore.languages import TRANSLATE_VERSION
-    SOLVED_CUES_VERSION = USER_CHECKS_VERSION = "TODO"
     return {"helpfulness_bounds": BOUNDS_VERSION,
             "solved_confirmation": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
             "manipulation_defence": DEFENCE_VERSION, "translation": TRANSLATE_VERSION,

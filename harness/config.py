@@ -91,34 +91,24 @@ class CostConfig(_Strict):
 
 
 class ScoringConfig(_Strict):
-    """How SelfScore's figures are computed, which method profile judges, and how the judges read
-    a message.
-
-    The four aid settings below (and ``run.solved_check``, ``run.agent_reply_sentences``,
-    ``run.user_regenerations``) default to None: the method profile decides them
-    (``harness.aids.profiles``, docs/selfscore.md#method-profiles). Set one to override the
-    profile for that aid alone.
-    """
+    """SelfScore's formula, the method profile and the judges' aids. An aid setting left None
+    follows the profile (``harness.aids.profiles``, docs/selfscore.md#method-profiles)."""
     formula: Literal["paper", "agent_only"] = "paper"
     weights: tuple[float, float, float] = (0.5, 0.4, 0.1)
     profile: Literal["auto", "paper", "embedded"] = Field(
-        "auto", description="method profile: 'paper' (the published method, no aid), 'embedded' "
-        "(every aid made for small local models on), 'auto' (each aid follows its role: on where "
-        "the role runs on the embedded model, off where it runs on a configured endpoint)")
+        "auto", description="paper: the published method, no aid; embedded: every aid on; auto: "
+        "each aid on where its role runs on the embedded model, off on a configured endpoint")
     manipulation_defence: bool | None = Field(
-        None, description="aid (judge role): the judges read each message with the spans that talk "
-        "to the judge (orders to a rater, verdict JSON, fake prompt tags, role-play) removed "
-        "(harness.defence.manipulation); stored messages stay as written. None: from the profile")
+        None, description="aid (judge): judges read each message without the spans that talk to "
+        "the judge (harness.defence.manipulation); stored messages stay as written")
     other_languages: Literal["as-is", "tell", "translate"] | None = Field(
-        None, description="a judged message that is not English: 'translate' (aid, judge role: the "
-        "judge role translates it into English first; judges and the solved-check's rules read the "
-        "translation), 'tell' (the task says the language earns and costs nothing), 'as-is' (judged "
-        "as written, the paper). None: from the profile ('translate' where the aid is on)")
+        None, description="a judged message that is not English: translate (aid, judge: translated "
+        "into English first), tell (the task says the language earns and costs nothing), as-is "
+        "(judged as written, the paper)")
     helpfulness_bounds: bool | None = Field(
-        None, description="aid (judge role): pin a helpfulness score to the rubric's band where a "
-        "rule sees what the message plainly is: a repeat, 'ok', a report that the step failed, a "
-        "first question with no detail (harness.aids.helpfulness_bounds); the judge's own score is "
-        "always stored beside it. None: from the profile")
+        None, description="aid (judge): pin a helpfulness score to the rubric's band where a rule "
+        "sees what the message plainly is (harness.aids.helpfulness_bounds); the judge's own score "
+        "is always stored")
 
     @field_validator("weights")
     @classmethod
@@ -144,24 +134,20 @@ class RunConfig(_Strict):
         "passages; human: replay each task's agent_replies (human baseline); replay: a stored "
         "run's replies (set by rejudge)")
     agent_reply_sentences: int | None = Field(
-        None, ge=0, le=50, description="aid (agent role): the plain and RAG agents' system prompt "
-        "asks for replies of at most this many short sentences with one next step (0: the paper's "
-        "prompt verbatim). None: from the profile (3 where the aid is on, else 0)")
+        None, ge=0, le=50, description="aid (agent): the agents' system prompt asks for replies of at "
+        "most this many short sentences with one next step (0: the paper's prompt verbatim)")
     stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
     solved_check: Literal["confirmation", "verdict"] | None = Field(
-        None, description="verdict (the paper): one JSON verdict from the turn history and the "
-        "latest agent message, so a right first answer can end the conversation; confirmation "
-        "(aid, judge role): does the user's latest message say the problem is fixed (one Yes/No "
-        "question in two phrasings, from token log-probabilities, averaged), vetoed by rules when "
-        "it says the problem persists, never on turn 1. None: from the profile")
+        None, description="verdict (the paper): one JSON verdict from the turn history and the latest "
+        "agent message; confirmation (aid, judge): the user's latest message says it is fixed (two "
+        "Yes/No questions, log-probabilities), rule vetoes first, never on turn 1")
     user_checks: Literal["rules", "rules+judge"] = Field(
         "rules", description="checks of each simulated user message: rules only (default), or "
         "rules then the judge role's contradiction check when the task has facts (opt-in: on the "
         "1.5B it answered yes to nearly every message, P 0.53-0.62)")
     user_regenerations: int | None = Field(
-        None, ge=0, le=5, description="aid (user role): regenerations of a simulated user message "
-        "that fails a check (the checks are run and stored either way). None: from the profile (2 "
-        "where the aid is on, else 0)")
+        None, ge=0, le=5, description="aid (user): regenerations of a simulated user message that "
+        "fails a check (the checks run and are stored either way)")
 
 
 class RagConfig(_Strict):

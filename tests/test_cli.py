@@ -20,7 +20,10 @@ def endpoint():
 
 
 def role_flags(url):
-    flags = []
+    """Every role at the fake endpoint ``url``, on the embedded profile: these tests drive the aided
+    method (the confirmation solved-check, the bounds) that an endpoint would otherwise turn off
+    (the profiles themselves: tests/test_method_profiles.py)."""
+    flags = ["--profile", "embedded"]
     for r in ROLES:
         flags += ["--role", f"{r}.base_url={url}", "--role", f"{r}.model={r}-fake"]
     return flags

@@ -25,6 +25,8 @@ def proxied_config(store, url, retry=None, **run):
         "store": str(store),
         "roles": {r: {"base_url": url, "model": f"{r}-fake", "timeout_s": 2.0} for r in ROLES},
         "run": {"limit": 3, "max_turns": 3, "concurrency": 3, **run},
+        # the fault mix was sized on the embedded profile's calls (the endpoint would make it paper)
+        "scoring": {"profile": "embedded"},
         "retry": {**FAST_RETRY, **(retry or {})}})
 
 
@@ -127,8 +129,8 @@ def test_breaker_stops_a_run_when_the_endpoint_is_down_and_resume_finishes_it(tm
     with FaultProxy(upstream.base_url, rate=0.0, mix={"503": 1}) as proxy:
         roles = [f for r in ROLES for f in ("--role", f"{r}.base_url={proxy.base_url}",
                                             "--role", f"{r}.model={r}-fake")]
-        argv = ["run", "--config", toml, "--store", str(store), "--dataset", str(tasks_file),
-                "--limit", "3", "--max-turns", "3", "--concurrency", "3", "--quiet", *roles]
+        argv = ["run", "--config", toml, "--store", str(store), "--dataset", str(tasks_file), "--profile",
+                "embedded", "--limit", "3", "--max-turns", "3", "--concurrency", "3", "--quiet", *roles]
         proxy.fault_for = lambda body: "503" if proxy.forwarded >= 12 else None  # down for good
         assert main(argv) == 4
         err = capsys.readouterr().err

@@ -37,7 +37,9 @@ async def test_the_judges_read_the_neutralised_messages_only_with_the_defence(de
     if defence:
         assert j.parsed["manipulation_defence"] == {"rules": RULES_VERSION, "spans_removed": 2}
     else:
-        assert j.parsed == {"reason": "ok", "score": 4}
+        assert {k: v for k, v in j.parsed.items() if k not in ("profile", "aids")} == {
+            "reason": "ok", "score": 4, "judge_value": 4}
+        assert "manipulation_defence" not in j.parsed["aids"]
     assert history[1].content.endswith(ORDER)  # the conversation itself is never changed
     u = await judges.user_helpfulness(PROBLEM, history[:1], first_turn=True)
     assert ("manipulation_defence" in u.parsed) is defence
@@ -128,7 +130,7 @@ def test_the_defence_takes_the_attacks_away_from_a_gullible_judge():
 
 def test_cli_robustness_runs_with_and_without_the_defence(tmp_path):
     with FakeOpenAIServer(default_responder(solve_at=None)) as server:
-        base = ["robustness", "--store", str(tmp_path / "s.sqlite"), "--pairs", "6", "--quiet",
+        base = ["robustness", "--store", str(tmp_path / "s.sqlite"), "--pairs", "6", "--quiet", "--profile", "embedded",
                 "--role", f"judge.base_url={server.base_url}", "--role", "judge.model=judge-fake"]
         assert main([*base, "--json", str(tmp_path / "on.json")]) == 0
         assert main([*base, "--no-defence", "--json", str(tmp_path / "off.json")]) == 0

@@ -9,7 +9,18 @@ from pathlib import Path
 
 from harness.cli.common import (add_config_args, aid_overrides, build_config, console, finish_report, out,
                                 progress_printer, role_overrides, run_config)
+from harness.cli.defaults import config_default, config_options, stated_default
 from harness.cli.progress import counting, progress_bar
+
+RUN_OPTIONS = {"--dataset": "run.dataset", "--limit": "run.limit", "--offset": "run.offset",
+               "--max-turns": "run.max_turns", "--concurrency": "run.concurrency", "--seed": "run.seed",
+               "--name": "run.name", "--user": "run.user", "--agent": "run.agent", "--kb": "rag.kb",
+               "--formula": "scoring.formula", "--cost-mode": "cost.mode"}
+"""The config keys of ``run``'s and ``demo``'s options (``ray run`` shares them)."""
+SCORE_OPTIONS = {"--threshold": "ntb.threshold", "--a2-method": "ntb.a2_method",
+                 "--embedding-model": "ntb.embedding_model", "--ask-match": "ntb.ask_match",
+                 "--formula": "scoring.formula"}
+"""The config keys of ``score``'s options."""
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -53,6 +64,8 @@ async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int |
     complexity = complexity_pairs_for(pairs)
     solved = pairs if solved is None else solved
     outcome = pairs if outcome is None else outcome
+    profile = runtime.profile
+    console.print(f"Method profile {profile.name} (aids on: {', '.join(profile.aids_on()) or 'none'})")
     console.print(f"Judge sanity check on {pairs} helpfulness pairs, {complexity} complexity "
                   f"pairs, {solved or 'all'} solved-check conversations, {outcome or 'all'} "
                   "simulated-user scenarios" + (f", {turns or 'all'} helpfulness pairs inside "
@@ -231,27 +244,29 @@ def add_run_commands(sub) -> None:
     def run_parser(name, help_, limit, max_turns, sanity):
         p = sub.add_parser(name, help=help_, description=help_)
         add_config_args(p)
-        p.add_argument("--dataset", help="built-in task set name (ubuntu_irc_troubleshooting, the "
-                       "default; ubuntu_irc; lfrqa_technology) or a JSONL task file")
-        p.add_argument("--limit", type=int, default=limit, help=f"number of problems (default {limit})")
+        p.add_argument("--dataset", help="built-in task set name (ubuntu_irc_troubleshooting, "
+                       "ubuntu_irc, lfrqa_technology) or a JSONL task file")
+        p.add_argument("--limit", type=int, default=limit, help="number of problems")
         p.add_argument("--offset", type=int, help="skip this many tasks first")
-        p.add_argument("--max-turns", type=int, default=max_turns, help=f"turns per conversation (default {max_turns})")
-        p.add_argument("--concurrency", type=int, help="conversations at once (default 4)")
-        p.add_argument("--seed", type=int)
-        p.add_argument("--name", help="run name (default <agent>_<complexity model>_<judge>)")
-        p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated user or each task's followups")
+        p.add_argument("--max-turns", type=int, default=max_turns, help="turns per conversation")
+        p.add_argument("--concurrency", type=int, help="conversations at once")
+        p.add_argument("--seed", type=int, help="seed recorded with the run (the models sample with roles.ROLE.seed)")
+        p.add_argument("--name", help="run name")
+        p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated user or each task's "
+                       "followups (scripted is the default with --agent human)")
         p.add_argument("--agent", choices=["plain", "rag", "human"],
                        help="the paper's plain agent; rag: with knowledge-base passages (--kb); "
                             "human: the human baseline, replaying each task's agent_replies")
         p.add_argument("--kb", help="knowledge base for --agent rag: a task set (name or JSONL)")
-        p.add_argument("--formula", choices=["paper", "agent_only"], help="final-score formula (default paper)")
-        p.add_argument("--cost-mode", choices=["none", "total", "split", "per_turn"])
+        p.add_argument("--formula", choices=["paper", "agent_only"], help="final-score formula")
+        p.add_argument("--cost-mode", choices=["none", "total", "split", "per_turn"], help="cost of a turn")
         p.add_argument("--resume", metavar="RUN", help="finish an interrupted run (id or name) from the store")
         p.add_argument("--sanity", type=int, default=sanity, metavar="PAIRS",
-                       help=f"judge sanity check on PAIRS helpful/useless pairs first (0: off; default {sanity})")
+                       help="judge sanity check on PAIRS helpful/useless pairs first (0: off)")
         p.add_argument("--out", help="folder for the report and exports (default next to the store)")
         p.add_argument("--quiet", action="store_true",
                        help="no progress bar (none either when stdout is not a terminal)")
+        config_options(p, RUN_OPTIONS)
         p.set_defaults(func=cmd_run)
 
     run_parser("run", "run (or resume) a SelfScore batch", None, None, 0)
@@ -268,10 +283,13 @@ def add_stored_run_commands(sub) -> None:
     p = sub.add_parser("rescore", help="recompute every figure of a run from the store (no LLM calls)")
     add_config_args(p)
     p.add_argument("run", help="run id or name")
-    p.add_argument("--formula", choices=["paper", "agent_only"])
+    p.add_argument("--formula", choices=["paper", "agent_only"], help="final-score formula")
     p.add_argument("--raw", action="store_true", help="the judge's own scores, the post-processing "
                    "aids (helpfulness bounds) undone; same as --profile paper (--profile embedded "
                    "applies the bounds; neither: the scores as stored)")
+    # a stored run is rescored as it was scored unless a flag says otherwise
+    stated_default(p, "--formula", "the run's own scoring.formula")
+    stated_default(p, "--profile", "the scores as stored")
     p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("export", help="export a run as JSONL (per interaction, per turn) and CSV")
@@ -286,16 +304,20 @@ def add_stored_run_commands(sub) -> None:
     add_config_args(p)
     p.add_argument("--transcripts", required=True, help="JSONL, one interaction per line (docs/data-formats.md)")
     p.add_argument("--out", required=True, help="output: JSONL (selfscore) or CSV (noisytoolbench)")
-    p.add_argument("--threshold", type=float, default=0.4, help="noisytoolbench: question-match threshold")
-    p.add_argument("--a2-method", default="exact-set", choices=["exact-set", "llm-judge"])
-    p.add_argument("--embedding-model", default="minilm", choices=["minilm", "paraphrase-minilm-l3"],
-                   help="noisytoolbench: question-match embeddings")
-    p.add_argument("--ask-match", default="message", choices=["message", "question"],
+    # score reads these flags, not the config's ntb section: the config's defaults, as defaults
+    p.add_argument("--threshold", type=float, default=config_default("ntb.threshold"),
+                   help="noisytoolbench: question-match threshold")
+    p.add_argument("--a2-method", default=config_default("ntb.a2_method"), choices=["exact-set", "llm-judge"],
+                   help="noisytoolbench: A2 (calls) by exact set or by the judge")
+    p.add_argument("--embedding-model", default=config_default("ntb.embedding_model"),
+                   choices=["minilm", "paraphrase-minilm-l3"], help="noisytoolbench: question-match embeddings")
+    p.add_argument("--ask-match", default=config_default("ntb.ask_match"), choices=["message", "question"],
                    help="noisytoolbench: compare the whole asking message (thought + question, "
                         "official) or the question alone")
     p.add_argument("--no-judge", action="store_true", help="never call a judge; missing fields are errors")
-    p.add_argument("--formula", choices=["paper", "agent_only"])
+    p.add_argument("--formula", choices=["paper", "agent_only"], help="selfscore: final-score formula")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    config_options(p, SCORE_OPTIONS)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("rejudge", help="judge a stored run's conversations again with other judges "
@@ -304,8 +326,11 @@ def add_stored_run_commands(sub) -> None:
     p.add_argument("run", help="run id or name")
     p.add_argument("--repeats", type=int, default=1,
                    help="re-judge K times (judge seed + k) to measure judge reliability")
-    p.add_argument("--concurrency", type=int)
+    p.add_argument("--concurrency", type=int, help="conversations judged at once")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    # a re-judging run starts from the source run's stored config
+    stated_default(p, "--concurrency", "the source run's run.concurrency")
+    stated_default(p, "--profile", "the source run's method profile")
     p.set_defaults(func=cmd_rejudge)
 
     p = sub.add_parser("compare", help="ANOVA, Tukey HSD, Mann-Whitney U, judge agreement and "

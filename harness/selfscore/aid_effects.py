@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
 from graphs.protocols import Message
-from harness.selfscore.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
+from harness.aids.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
 from harness.selfscore.judge_input import neutralised_history
 
 VARIANTS = ("stored", "judge-only", "bounded")

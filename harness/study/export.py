@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,15 @@ from harness.tasks.jsonl import atomic_write, write_jsonl
 from store import StoreReader
 
 INTERACTION_EXTRA = ("task_id", "formula", "judge_model", "complexity_model", "prompt_version",
-                     "scorer_version", "failed_user_judgments", "failed_agent_judgments")
+                     "scorer_version", "profile", "aids_on", "failed_user_judgments", "failed_agent_judgments")
+
+
+def _aids_on(score: dict[str, Any]) -> str | None:
+    """The aids a score row's figures were computed with, as ``name@version`` joined by ``;``."""
+    aids = json.loads(score.get("aids_json") or "null")
+    if aids is None:
+        return None
+    return ";".join(f"{n}@{a.get('version')}" for n, a in aids.items() if a.get("on"))
 
 
 def interaction_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
@@ -20,12 +29,14 @@ def interaction_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
         f = s["figures"]
         row = {k: f.get(k) for k in EXPORT_FIELDS}
         row.update({k: f.get(k, s.get(k)) for k in INTERACTION_EXTRA})
+        row["aids_on"] = _aids_on(s)
         rows.append(row)
     return rows
 
 
 def turn_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
-    """One row per stored turn, with each judgment's reason and status."""
+    """One row per stored turn, with each judgment's reason, status, the judge's own answer
+    (``*_judge``) and the aids that ran on it (``*_aids``, JSON)."""
     judgments: dict[tuple, dict] = {}
     for j in reader.judgments_for_run(run_id):
         judgments[(j["interaction_id"], j["turn_index"], j["kind"])] = j
@@ -40,6 +51,9 @@ def turn_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
                 j = judgments.get((iid, t["turn_index"], kind))
                 row[f"{kind}_reason"] = j["reason"] if j else None
                 row[f"{kind}_status"] = j["status"] if j else None
+                # the judge's own answer before any aid, and the aids that moved it
+                row[f"{kind}_judge"] = j.get("judge_score") if j else None
+                row[f"{kind}_aids"] = j.get("aids_json") if j else None
             rows.append(row)
     return rows
 

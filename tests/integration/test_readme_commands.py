@@ -31,9 +31,12 @@ def test_the_readme_commands_on_one_small_run(tmp_path):
         [sys.executable, "-c", "import json,sys; from store import StoreReader; "
          "print(json.dumps([r['id'] for r in StoreReader(sys.argv[1]).runs()]))", store],
         capture_output=True, text=True, check=True, cwd=REPO).stdout)[0]
-    assert run_id in listed
+    assert run_id in listed and "profile=embedded" in listed  # every role on the embedded model
 
     assert "0 changed" in deskbench("rescore", "--store", store, run_id)
+    # the judge's own scores (the bounds undone), then the stored scores again (no model call)
+    assert "(profile judge-only)" in deskbench("rescore", "--store", store, run_id, "--raw")
+    assert "(profile embedded)" in deskbench("rescore", "--store", store, run_id)
 
     deskbench("export", "--store", store, run_id, "--out", str(tmp_path / "x"), "--format", "csv")
     with open(tmp_path / "x" / "interactions.csv") as f:
