@@ -1,4 +1,4 @@
-"""The rubric bounds on helpfulness scores (harness.selfscore.helpfulness_bounds) and how the judges apply them."""
+"""The rubric bounds on helpfulness scores (harness.aids.helpfulness_bounds) and how the judges apply them."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ import pytest
 from graphs.protocols import Message, Problem
 from harness.config import ModelSpec
 from harness.models.llm import RoleClient
-from harness.selfscore.helpfulness_bounds import (Bounds, agent_reply_bounds, first_question_bounds,
-                                        user_reply_bounds)
+from harness.aids.helpfulness_bounds import (RULES_VERSION, Bounds, agent_reply_bounds, first_question_bounds,
+                                             user_reply_bounds)
 from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
 from tests.fakes import ScriptedChatModel
 
@@ -114,7 +114,7 @@ async def test_a_bounded_score_keeps_the_judges_own_score_and_the_rule():
     j = await judges(1).user_helpfulness(PROBLEM, history, first_turn=False)
     assert j.ok and j.value == 5 and j.parsed["score"] == 5
     assert j.parsed["bounds"]["judge_score"] == 1 and j.parsed["bounds"]["floor"] == 5
-    assert j.parsed["bounds"]["rules_version"] == "hb1" and "still" in j.parsed["bounds"]["rules"][0]
+    assert j.parsed["bounds"]["rules_version"] == RULES_VERSION and "still" in j.parsed["bounds"]["rules"][0]
     # inside the band the judge's score stands (the rule is still recorded); where no rule applies, nothing is
     j = await judges(7).user_helpfulness(PROBLEM, history, first_turn=False)
     assert j.value == 7 and j.parsed["bounds"]["judge_score"] == 7

@@ -9,11 +9,13 @@ from langchain_core.messages import AIMessage
 from graphs.protocols import Message, Problem
 from harness.config import ModelSpec
 from harness.models.llm import RoleClient, yes_probability
+from harness.aids.cues import claims_success
+from harness.aids.text import copied_fraction
 from harness.selfscore.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
 from harness.selfscore.participants import SimulatedUser
 from harness.selfscore.sanity import balanced, outcome_cases, solved_cases
-from harness.selfscore.user_checks import (claims_success, copied_fraction, leaked_terms, repeated_message,
-                                 invented_versions, rule_violations, version_conflicts)
+from harness.selfscore.user_checks import (leaked_terms, repeated_message, invented_versions, rule_violations,
+                                          version_conflicts)
 from tests.fakes import ScriptedChatModel
 
 
@@ -522,7 +524,7 @@ def test_the_nicks_a_thread_addresses_are_not_terms_of_the_fix():
 def test_the_similarity_compares_the_fix_and_the_message_without_the_nicks_the_fix_addresses():
     from dataclasses import replace
 
-    from harness.selfscore.fix_terms import without_addresses
+    from harness.aids.text import without_addresses
     solution = "keanu: try setting it to alsa\nkeanu, then restart it\nthe engine is xine: restart"
     assert without_addresses(solution) == "try setting it to alsa\nthen restart it\nthe engine is xine: restart"
     assert without_addresses("keanu: try alsa", {"bob"}) == "keanu: try alsa"  # only known nicks
@@ -614,7 +616,7 @@ def test_the_simulators_own_instructions_are_cut_from_its_message():
     "feel free to ask.",
 ])
 def test_instructions_to_the_reader_read_like_the_agent(text):
-    from harness.selfscore.user_checks import agent_cues
+    from harness.aids.cues import agent_cues
     assert agent_cues(text)
 
 

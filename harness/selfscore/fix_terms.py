@@ -13,25 +13,29 @@ similarity are confident, and a message that only asks something is no fix at al
 
 A real #ubuntu thread's solution is its helpers' messages, each addressed to the asker by nick
 (``keanu: try setting it to alsa``). A nick is not a term of the fix: a word that starts a line
-as an address (``nick:`` or ``nick,``) is left out (:func:`addressees`). Before, the asker's
-nick counted as a term of every thread, and the replayed helpers' own questions passed at the
-lower threshold.
+as an address (``nick:`` or ``nick,``) is left out (``harness.aids.text.addressees``). Before, the
+asker's nick counted as a term of every thread, and the replayed helpers' own questions passed at
+the lower threshold.
+
+The words, patterns and limits read here are data (``harness.aids.data_user.FIX_TERMS``, with
+the term tokenizer of ``harness.aids.data_text``).
 """
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 
-_WORD_RE = re.compile(r"[A-Za-z0-9~][A-Za-z0-9._/+~-]*[A-Za-z0-9]")
-_TECHNICAL_RE = re.compile(r"[0-9._/+~-]")
-GENERIC = frozenset("""sudo apt apt-get aptitude dpkg reboot restart install reinstall terminal ubuntu
-linux windows macos settings command commands package packages please thanks
-grep sed awk dmesg lspci lsusb lsmod lshw uname lsb_release whereis htop gedit vim pastebin""".split())
-# The second line: commands that look at the system (or edit a file) rather than change it. A
-# diagnostic step shares them with the thread's helpers (``dpkg -l | grep ubuntu-desktop``) but
-# is not the fix: in a batch, ``dmesg | grep xorg`` in a generic list of steps lowered the
+from harness.aids.data_text import TEXT
+from harness.aids.data_user import FIX_TERMS
+from harness.aids.text import addressees, strip_address, terms
+
+_TECHNICAL_RE = TEXT.regex("term.technical")
+# Words every fix uses, and commands that look at the system (or edit a file) rather than change
+# it. A diagnostic step shares them with the thread's helpers (``dpkg -l | grep ubuntu-desktop``)
+# but is not the fix: in a batch, ``dmesg | grep xorg`` in a generic list of steps lowered the
 # threshold and a reinstall of the X server was taken for the thread's "install gdm".
+GENERIC = FIX_TERMS.words("fix.generic_words")
+_MIN_LENGTH = int(FIX_TERMS.limit("fix.min_length"))
 
 
 @lru_cache(maxsize=1)
@@ -41,7 +45,7 @@ def _vocabulary() -> frozenset[str]:
     return frozenset(w for w in data["model"]["vocab"] if not w.startswith("##"))
 
 
-_INFLECTIONS = ("ations", "ation", "ing", "ed", "es", "s")
+_INFLECTIONS = FIX_TERMS.entry("fix.inflections").words
 
 
 def is_generic(word: str) -> bool:
@@ -62,24 +66,7 @@ def is_generic(word: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower().rstrip(".") for w in _WORD_RE.findall(text or "")}
-
-
-_ADDRESS_RE = re.compile(r"^\s*([^\s:,]{2,30})[:,]\s", re.M)
-
-
-def addressees(text: str) -> set[str]:
-    """Words that start a line as an address (``keanu: try ...``, ``sree, open ...``): IRC nicks."""
-    return {m.group(1).lower() for m in _ADDRESS_RE.finditer(text or "")}
-
-
-def without_addresses(text: str, nicks: set[str] | None = None) -> str:
-    """``text`` with the address that starts a line (``keanu: try ...`` -> ``try ...``) removed,
-    for the nicks ``text`` itself addresses (or ``nicks``): a nick says nothing about the fix,
-    and the rare word pulled the embedding similarity of a real fix with an agent's message
-    down, and of two lines of the same helper up."""
-    nicks = addressees(text) if nicks is None else nicks
-    return _ADDRESS_RE.sub(lambda m: "" if m.group(1).lower() in nicks else m.group(0), text or "")
+    return {w.lower().rstrip(".") for w in terms(text)}
 
 
 def distinctive_terms(text: str, known: str = "") -> set[str]:
@@ -87,7 +74,7 @@ def distinctive_terms(text: str, known: str = "") -> set[str]:
     nicks ``text`` addresses are none."""
     vocabulary = _vocabulary()
     seen = _words(known) | addressees(text)
-    return {w for w in _words(text) if len(w) >= 4 and not is_generic(w) and w not in seen
+    return {w for w in _words(text) if len(w) >= _MIN_LENGTH and not is_generic(w) and w not in seen
             and (_TECHNICAL_RE.search(w) or w not in vocabulary)}
 
 
@@ -96,10 +83,9 @@ def shared_fix_terms(message: str, solution: str, question: str = "") -> list[st
     return sorted(distinctive_terms(solution, question) & _words(message))
 
 
-_SENTENCE_RE = re.compile(r"[^.!?\n]+[.!?]*")
-_SUGGESTION_RE = re.compile(
-    r"^(did|have|could|can|would|will) you (try|tried|run|install|reinstall|use|set|add|remove|change)\b"
-    r"|^(why not|how about|what about|try)\b", re.I)
+_SENTENCE_RE = FIX_TERMS.regex("asks.sentence")
+_SUGGESTION_RE = FIX_TERMS.regex("asks.suggestion")
+_QUOTED_RE = FIX_TERMS.regex("asks.quoted")
 
 
 def asks_only(message: str) -> bool:
@@ -110,8 +96,8 @@ def asks_only(message: str) -> bool:
     messages?", P 0.66) and the similarity with a thread whose solution holds that very question
     was high. A question that names a term of the fix is left to the scores (the caller
     checks)."""
-    text = _ADDRESS_RE.sub("", message or "")  # a leading "nick:"
-    if not text.strip() or "`" in text or re.search(r"'[^']*\s[^']*'|\"[^\"]+\"", text):
+    text = strip_address(message)  # a leading "nick:"
+    if not text.strip() or "`" in text or _QUOTED_RE.search(text):
         return False
     sentences = [s.strip() for s in _SENTENCE_RE.findall(text) if len(s.split()) >= 3]
     return bool(sentences) and all(s.endswith("?") and not _SUGGESTION_RE.search(s) for s in sentences)

@@ -13,10 +13,10 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem
+from harness.aids.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
 from harness.aids.profiles import EMBEDDED_AIDS, PAPER_AIDS
 from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts
-from harness.selfscore.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
 from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages
 
@@ -155,7 +155,7 @@ class ConfirmationSolvedCheck:
         """Whether the user's latest message confirms the problem is fixed: False on turn 1 and
         when the rules veto, else P(yes) of the two questions against ``threshold`` (failed when
         a question gets no yes/no answer)."""
-        from harness.selfscore.user_checks import agent_cues, persisting_cues, result_cues
+        from harness.aids.cues import agent_cues, persisting_cues, result_cues
 
         base = dict(kind="solved", model=self.client.model_name, prompt_version=prompts.PROMPT_VERSION)
         upto_user = list(history[:-1]) if history and history[-1].role == "agent" else list(history)

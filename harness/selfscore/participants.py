@@ -7,9 +7,12 @@ from typing import Mapping, Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall, Message, Problem, Reply
+from harness.aids.cues import claims_success
+from harness.aids.text import addressees, without_addresses
+from harness.aids import EMBEDDED_AIDS
 from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts, user_checks
-from harness.selfscore.fix_terms import addressees, asks_only, shared_fix_terms, without_addresses
+from harness.selfscore.fix_terms import asks_only, shared_fix_terms
 from harness.selfscore.judge_messages import escape_judged_text
 from harness.selfscore.transcript import _clip
 
@@ -88,12 +91,14 @@ class SimulatedUser:
     latest message fix the hidden true problem (:meth:`outcome`)? (2) write the reply under that outcome,
     with the asker's facts as a hidden scenario; (3) check it (``harness.selfscore.user_checks``: rules,
     then the judge role for contradictions when ``judge`` is given and the task has facts) and
-    regenerate a failed message up to ``max_regenerations`` times. The decision, every attempt
+    regenerate a failed message up to ``max_regenerations`` times (default: the user_regenerations
+    aid's value when on; a runtime passes its method profile's). The decision, every attempt
     and every check are returned in ``Reply.extra["simulator"]`` and stored with the turn.
     """
 
     def __init__(self, client: RoleClient, judge: RoleClient | None = None,
-                 max_regenerations: int = 2, fix_threshold: float = FIX_THRESHOLD,
+                 max_regenerations: int = EMBEDDED_AIDS["user_regenerations"],
+                 fix_threshold: float = FIX_THRESHOLD,
                  embedder=None, with_terms: float = FIX_THRESHOLD_WITH_TERMS,
                  without_terms: float = FIX_THRESHOLD_WITHOUT_TERMS):
         self.client = client
@@ -108,7 +113,7 @@ class SimulatedUser:
         statement where the thread has none), with offline MiniLM embeddings
         (``harness.models.embeddings``). Not the problem with the fix: an agent that restates the
         symptom scored high against the problem whatever it advised. The IRC nicks the fix
-        addresses are left out of both texts (``harness.selfscore.fix_terms.without_addresses``)."""
+        addresses are left out of both texts (``harness.aids.text.without_addresses``)."""
         if self._embedder is None:
             from harness.models.embeddings import default_embedder
             self._embedder = default_embedder()
@@ -219,7 +224,7 @@ def _honest_not_fixed(attempts: list[dict], text: str) -> tuple[str, str | None]
     that made the solved-check end the conversation as solved."""
     def misleading(a: dict) -> bool:
         kinds = {v["kind"] for v in a["violations"]}
-        if "false_success" in kinds and not user_checks.claims_success(a["text"]):
+        if "false_success" in kinds and not claims_success(a["text"]):
             kinds.discard("false_success")  # a result word alone ("again"): left to the solved-check
         return bool(kinds & _MISLEADING)
     if not misleading(attempts[-1]):

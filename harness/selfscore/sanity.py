@@ -34,13 +34,13 @@ import asyncio
 from typing import Callable
 
 from graphs.protocols import Message, Problem
+from harness.aids.cues import claims_success
 from harness.selfscore.judges import SelfScoreJudges, StructuredJudge, judge_complexity
 from harness.selfscore.sanity_report import SanityReport, StabilityCase, TurnPair, Verdict
 from harness.selfscore.sanity_sets import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, STABILITY_CASES, STABILITY_REPEATS,
                                            balanced, outcome_cases, solved_cases, turn_case_group,
                                            turn_helpfulness_cases)
 from harness.selfscore.scoring import weighted_complexity
-from harness.selfscore.user_checks import claims_success
 
 
 def complexity_pairs_for(helpful_pairs: int) -> int:

@@ -1,0 +1,44 @@
+"""The aids made for small local judges, beside the method in ``harness.selfscore``: the method
+profiles that switch them, and the judgment rules as named, versioned data read by one small
+engine (the helpfulness bounds, the solved-check's cues, the simulated user's check data).
+
+The face below names what other packages use (imported on first use, see harness/face.py);
+README.md beside this file says what lives here and what it may import.
+"""
+from harness.face import lazy_face
+
+FACE = {
+    "AIDS": "profiles",
+    "EMBEDDED_AIDS": "profiles",
+    "PAPER_AIDS": "profiles",
+    "PROFILES": "profiles",
+    "Profile": "profiles",
+    "resolve_profile": "profiles",
+    "Bounds": "helpfulness_bounds",
+    "RULES_VERSION": "helpfulness_bounds",
+    "agent_reply_bounds": "helpfulness_bounds",
+    "first_question_bounds": "helpfulness_bounds",
+    "user_reply_bounds": "helpfulness_bounds",
+    "SOLVED_CUES_VERSION": "cues",
+    "SUCCESS_CLAIM_VERSION": "cues",
+    "agent_cues": "cues",
+    "agent_hits": "cues",
+    "assistant_phrases": "cues",
+    "claims_success": "cues",
+    "persisting_cues": "cues",
+    "result_cues": "cues",
+    "addressees": "text",
+    "copied_fraction": "text",
+    "plain_words": "text",
+    "strip_address": "text",
+    "terms": "text",
+    "without_addresses": "text",
+    "TEXT": "data_text",
+    "FIX_TERMS": "data_user",
+    "USER_CHECKS": "data_user",
+    "USER_CHECKS_VERSION": "data_user",
+    "FAMILIES": "catalogue",
+    "RULE_SETS": "catalogue",
+}
+__all__ = sorted(FACE)
+__getattr__, __dir__ = lazy_face(__name__, FACE)

@@ -1,0 +1,39 @@
+"""``python -m harness.aids [--versions] [FILE ...]``: every rule set with its version and rules.
+
+With ``--versions`` only the versions; with JSONL or text files, each rule's number of matching
+lines (a JSONL line counts by its ``content``, ``text`` or ``question`` field).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from harness.aids.catalogue import report
+
+
+def _texts(paths: list[str]) -> list[str]:
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    obj = line
+                if isinstance(obj, dict):
+                    obj = obj.get("content") or obj.get("text") or obj.get("question") or ""
+                out.append(str(obj))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the rule sets (see the module's docstring); returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    versions_only = "--versions" in args
+    paths = [a for a in args if a != "--versions"]
+    print(report(_texts(paths) if paths else None, show_rules=not versions_only))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
