@@ -131,7 +131,7 @@ class ConfirmationSolvedCheck:
     user's latest message in two phrasings (token log-probabilities); solved when it is at
     least ``threshold``. The rules come first and decide alone, with no question asked, when
     they find the problem persisting, the fix untried or a new question first
-    (``harness.selfscore.user_checks.persisting_cues``), a message that reads like the agent's
+    (``harness.aids.cues.persisting_cues``), a message that reads like the agent's
     (``agent_cues``: steps, code, instructions), or no result reported at all (``result_cues``:
     "I changed the permissions." says what was done, not that it works). The agent's latest reply does not
     decide: a fix counts once the user reports that it worked (the simulated user reports so only
@@ -155,7 +155,7 @@ class ConfirmationSolvedCheck:
         """Whether the user's latest message confirms the problem is fixed: False on turn 1 and
         when the rules veto, else P(yes) of the two questions against ``threshold`` (failed when
         a question gets no yes/no answer)."""
-        from harness.aids.cues import agent_cues, persisting_cues, result_cues
+        from harness.aids.cues import agent_hits, persisting_hits, result_hits
 
         base = dict(kind="solved", model=self.client.model_name, prompt_version=prompts.PROMPT_VERSION)
         upto_user = list(history[:-1]) if history and history[-1].role == "agent" else list(history)
@@ -171,7 +171,11 @@ class ConfirmationSolvedCheck:
         if view.language and any(t["index"] == len(upto_user) - 1 for t in view.language.get("translated", [])):
             message = view.latest  # the rules read English
         rules_read = self.judge_input.rules_can_read(view)
-        cues, like_agent, results = persisting_cues(message), agent_cues(message), result_cues(message)
+        hits = {"persisting": persisting_hits(message), "agent": agent_hits(message), "result": result_hits(message)}
+        cues, results = [h.text for h in hits["persisting"]], [h.text for h in hits["result"]]
+        like_agent = [h.text[:60] for h in hits["agent"]]
+        # the ids of the rules that decide: a persisting or agent cue vetoes, and no result cue does
+        vetoing = [h.rule_id for h in (*hits["persisting"], *hits["agent"])] + ([] if results else ["result.none"])
         if rules_read and (cues or like_agent or not results):  # the rules decide: no question is asked
             vetoes = ([repr(c) for c in cues[:3]] + [f"reads like the agent ({c!r})" for c in like_agent[:1]]
                       + ([] if results else ["no result reported"]))
@@ -181,7 +185,7 @@ class ConfirmationSolvedCheck:
                 **base, status="ok", value=False, reason="not solved: " + ", ".join(vetoes),
                 parsed={"method": "confirmation", "decided_by": "rules", "persisting_cues": cues,
                         "agent_cues": like_agent, "result_cues": results, "solved": False,
-                        "judge_value": None}))
+                        "judge_value": None, "rule_ids": vetoing}))
         statement = escape_judged_text(problem.problem_statement or problem.question)
         calls, raws, answers = [], [], {}
         try:
@@ -204,7 +208,7 @@ class ConfirmationSolvedCheck:
             parsed={"method": "confirmation", "decided_by": "questions" if rules_read else "questions (rules cannot read the language)",
                     "p_confirmed": p_confirmed, **{f"p_{k}": v for k, v in answers.items()},
                     "threshold": self.threshold, "persisting_cues": cues, "agent_cues": like_agent,
-                    "result_cues": results, "solved": solved, "judge_value": solved}))
+                    "result_cues": results, "solved": solved, "judge_value": solved, "rule_ids": []}))
 
 
 class SelfScoreJudges:
