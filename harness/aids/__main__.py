@@ -1,7 +1,8 @@
-"""``python -m harness.aids [--versions] [FILE ...]``: every rule set with its version and rules.
+"""``python -m harness.aids [--versions | --full] [FILE ...]``: every rule set with its version and rules.
 
-With ``--versions`` only the versions; with JSONL or text files, each rule's number of matching
-lines (a JSONL line counts by its ``content``, ``text`` or ``question`` field).
+With ``--versions`` only the versions; with ``--full`` each rule's pattern (a word list's words, a
+limit's value) and why; with JSONL or text files, each rule's number of matching lines (a JSONL
+line counts by its ``content``, ``text`` or ``question`` field).
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ def _texts(paths: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Print the rule sets (see the module's docstring); returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    versions_only = "--versions" in args
-    paths = [a for a in args if a != "--versions"]
-    print(report(_texts(paths) if paths else None, show_rules=not versions_only))
+    flags = {"--versions", "--full"}
+    paths = [a for a in args if a not in flags]
+    print(report(_texts(paths) if paths else None, show_rules="--versions" not in args, full="--full" in args))
     return 0
 
 

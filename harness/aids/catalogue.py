@@ -58,18 +58,25 @@ def hit_counts(texts: Iterable[str], sets: Iterable[RuleSet] = RULE_SETS) -> Cou
     return counts
 
 
-def report(texts: Iterable[str] | None = None, show_rules: bool = True) -> str:
+def report(texts: Iterable[str] | None = None, show_rules: bool = True, full: bool = False) -> str:
     """The rule sets as text: each family and set with its version, and (``show_rules``) each
-    entry with what it decides; with ``texts``, each rule's number of matching texts."""
+    entry with what it decides (``full``: its pattern, words or value and why too); with
+    ``texts``, each rule's number of matching texts."""
     counts = hit_counts(texts) if texts is not None else None
     lines = ["families (versions recorded with judgments and runs):"]
     lines += [f"  {f.version:32} {len(f.rules):3} rules, {len(f.word_lists)} word lists, {len(f.limits):2} limits"
               for f in FAMILIES]
+    lines.append("\nrule sets (each entry in one):")
     for s in RULE_SETS:
-        lines.append(f"\n{s.version}  ({len(s.rules)} rules, {len(s.word_lists)} word lists, {len(s.limits)} limits)")
+        lines.append(("\n" if show_rules else "") + f"  {s.version:32} {len(s.rules):3} rules, "
+                     f"{len(s.word_lists)} word lists, {len(s.limits):2} limits")
         if not show_rules:
             continue
         for e in (*s.rules, *s.word_lists, *s.limits):
             hits = f" [{counts[e.id]} hits]" if counts is not None and e in s.rules else ""
-            lines.append(f"  {e.id}{hits}: {e.decides}")
+            lines.append(f"    {e.id}{hits}: {e.decides}")
+            if full:
+                body = getattr(e, "pattern", None) or " ".join(getattr(e, "words", ())) or e.value
+                flags = f" (flags {e.flags!r})" if isinstance(getattr(e, "flags", None), str) else ""
+                lines += [f"        {body}{flags}", f"        why: {e.why}"]
     return "\n".join(lines)

@@ -7,7 +7,7 @@ Data only (the engine is :mod:`harness.aids.rules`, the functions :mod:`harness.
 from __future__ import annotations
 
 from harness.aids.data_text import QUOTED
-from harness.aids.rules import Rule, RuleSet
+from harness.aids.rules import Limit, Rule, RuleSet
 
 # -- the problem persists: one set for the bounds and the solved-check ---------------------------
 # Before, helpfulness_bounds._PERSISTS_RE and user_checks._PERSIST_RE were twins that had drifted
@@ -115,6 +115,13 @@ RESULT = RuleSet("result", [
     Rule(id="result.should_be", pattern=r"\bshould be (?:resolved|fixed|solved|working)\b", decides=_RESULT,
          why="'the problem should be resolved' reports an expected result (a false solve under a "
              "not-fixed outcome in a batch; the user check then rejects it)"),
+], limits=[
+    # the id the solved-check records when no result cue at all vetoes (judges.py: "result.none")
+    Limit(id="result.none", value=0,
+          decides="a user reply with this many result cues (result.*, success.*) reports no result -> the "
+                  "solved-check vetoes 'solved' with no question asked",
+          why="'I have changed the permissions of the .ssh directory ... to 700 and 600' was judged solved "
+              "at P(yes) 0.56 in a p8 batch: it says what was done, not that it works"),
 ])
 AFTER_STEP = RuleSet("after-step", [
     Rule(id="result.after_step",

@@ -166,3 +166,17 @@ def test_bounds_record_the_ids_of_the_rules_that_set_the_band():
     assert record["rule_ids"] == ["persists.still", "band.outcome"] and record["rules_version"] == RULES_VERSION
     assert set(record) == {"judge_score", "floor", "cap", "rules", "rules_version", "rule_ids"}
     assert first_question_bounds("help, my sound is broken").rule_ids == ("band.no_detail",)
+
+
+def test_every_rule_id_a_judgment_records_is_in_the_catalogue():
+    known = {e.id for e in ENTRIES}
+    history = [Message("user", "My wifi drops since the update."), Message("agent", "Run `iwconfig` and paste it.")]
+    replies = ["ok", "still drops", "That worked, thanks", "I will try that next week", "I don't want to run that",
+               "It says: wlan0 IEEE 802.11 ESSID", "I'm sorry to hear that, let me know if it helps",
+               "My wifi drops since the update.", "no errors this time", "I have 2.6.24 and /dev/sda1 here"]
+    for text in replies:
+        ids = user_reply_bounds(text, [*history, Message("user", text)]).rule_ids
+        assert set(ids) <= known, (text, ids)
+    for text in ("I changed the permissions.", "I'll try it, but it still fails. Sure, you should reboot."):
+        ids = [h.rule_id for h in (*persisting_hits(text), *agent_hits(text), *result_hits(text))]
+        assert set(ids) <= known and "result.none" in known

@@ -132,9 +132,16 @@ def verdicts(mods: dict, convs) -> dict[str, dict[tuple, object]]:
                 out["first_question_bounds"][key] = _band(hb.first_question_bounds(m.content))
             else:
                 out["user_reply_bounds"][key] = _band(hb.user_reply_bounds(m.content, history))
-            out["persisting_cues non-empty"][key] = bool(cues.persisting_cues(m.content))
-            out["agent_cues non-empty"][key] = bool(cues.agent_cues(m.content))
-            out["result_cues non-empty"][key] = bool(cues.result_cues(m.content))
+            persisting, like_agent, results = (cues.persisting_cues(m.content), cues.agent_cues(m.content),
+                                               cues.result_cues(m.content))
+            out["persisting_cues non-empty"][key] = bool(persisting)
+            out["agent_cues non-empty"][key] = bool(like_agent)
+            out["result_cues non-empty"][key] = bool(results)
+            if i != first_user:  # what the solved-check stores with a later user message's judgment
+                out["solved-check cue lists as stored (later user messages)"][key] = (persisting, like_agent, results)
+                # ConfirmationSolvedCheck: the rules decide "not solved" (no question asked) when
+                # a persisting or agent cue is found, or no result cue
+                out["solved-check rule veto (later user messages)"][key] = bool(persisting or like_agent or not results)
             out["claims_success"][key] = cues.claims_success(m.content)
             if i != first_user and problem is not None:
                 for fixed in (None, False, True):
