@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from harness.cli.agreement import add_agreement_command
 from harness.cli.common import console
 from harness.cli.data import add_import_command, add_models_command
+from harness.cli.defaults import show_defaults
 from harness.cli.ntb import add_ntb_commands
 from harness.cli.robustness import add_robustness_commands
 from harness.cli.scale import add_scale_commands
@@ -36,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_scale_commands(sub)
     add_models_command(sub)
     add_sanity_command(sub)
-    return parser
+    add_agreement_command(sub)
+    return show_defaults(parser)
 
 
 def main(argv: list[str] | None = None) -> int:

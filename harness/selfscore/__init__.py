@@ -28,6 +28,7 @@ FACE = {
     "TranscriptError": "transcripts",
     "aid_counts": "aid_effects",
     "arun_selfscore": "batch",
+    "ascore_transcripts": "transcripts",
     "call_rows": "runs",
     "complexity_pairs_for": "sanity",
     "create_rejudge_run": "rejudge",

@@ -22,7 +22,7 @@ from __future__ import annotations
 # batches of p8, 19 of 46 first drafts failed the repeats_earlier check: the 1.5B re-sent its
 # question or an earlier paragraph); the IRC troubleshooting tasks' solution is the labelled fix
 # p10: p9's texts; the helpfulness scores are pinned to the rubric's bands by the rules of
-# harness.selfscore.helpfulness_bounds (version hb1; config scoring.helpfulness_bounds, each judgment stores
+# harness.aids.helpfulness_bounds (rule set hb, versioned by content; aid helpfulness_bounds, each judgment stores
 # the judge's own score and the rule): on the turn-helpfulness sanity set the 1.5B under p9 put the
 # helpful version first for 6/6 agent replies, 3/6 user replies and 1/3 first questions
 PROMPT_VERSION = "selfscore-p10"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Sequence
 
 from graphs.protocols import Judgment, Message, Problem
 from harness.selfscore import prompts
@@ -49,12 +49,14 @@ class TranscriptError(ValueError):
     """A transcript file that cannot be scored; the message names each line and field."""
 
 
-def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None,
+async def ascore_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None,
                       no_judge: bool = False, formula: str = "paper",
                       weights: Sequence[float] = (0.5, 0.4, 0.1),
                       concurrency: int = 4,
-                      on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Score the interactions of a JSONL transcript file and write one JSONL row each.
+                      on_progress: Callable[[int, int], None] | None = None,
+                      kinds: Collection[str] | None = None) -> dict[str, Any]:
+    """Score the interactions of a JSONL transcript file and write one JSONL row each (the
+    coroutine; :func:`score_transcripts` runs it in its own event loop).
 
     Every line is validated before anything is judged; the output is written atomically
     (a temporary file renamed over ``out``), so on any error no output file is left behind.
@@ -70,6 +72,8 @@ def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None
         concurrency: most model calls in flight at once.
         on_progress: ``(interactions done, interactions)`` while judging, as each interaction
             has all it lacked (not called when nothing is judged).
+        kinds: judge only these of :data:`KINDS` (default all); what is missing of the others
+            stays None (``deskbench agreement`` judges only what the labels compare).
 
     Returns:
         ``count`` (interactions), ``scored`` (with a final score), ``judged`` and ``failed``
@@ -88,24 +92,34 @@ def score_transcripts(path: str | Path, out: str | Path, runtime: Runtime | None
         raise ValueError("concurrency must be at least 1")
     path, out = Path(path), Path(out)
     rows = read_transcripts(path)
+    unknown = set(kinds or ()) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown judgment kind(s) {sorted(unknown)}; kinds are {', '.join(KINDS)}")
     if no_judge or runtime is None:
         why = "required with --no-judge" if no_judge else "no runtime given to judge it"
         problems = [f"line {n}: {field} is missing ({why})"
                     for n, row in rows for field in missing_fields(row)]
         raise_problems(problems, path)
-    judging = _Judging(runtime, concurrency, on_progress) if runtime is not None and not no_judge else None
+    judging = (_Judging(runtime, concurrency, on_progress, set(kinds or KINDS))
+               if runtime is not None and not no_judge else None)
     records = [_start_record(row) for _, row in rows]
     if judging is not None:
-        asyncio.run(judging.fill_all(records))
+        await judging.fill_all(records)
     models = {role: runtime.config.role(role).model if runtime is not None else None
               for role in ("judge", "complexity")}
-    output = [_output_row(r, formula, weights, models) for r in records]
+    profile = runtime.profile_record() if judging is not None else None
+    output = [_output_row(r, formula, weights, models, profile) for r in records]
     write_jsonl(out, output)
     judged = judging.judged if judging else Counter()
     failed = judging.failed if judging else Counter()
     return {"count": len(output), "scored": sum(r["final_score"] is not None for r in output),
             "judged": {k: judged[k] for k in KINDS}, "failed": {k: failed[k] for k in KINDS},
             "failed_judgments": sum(failed.values()), "out": str(out)}
+
+
+def score_transcripts(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`ascore_transcripts` in its own event loop (same arguments, result and errors)."""
+    return asyncio.run(ascore_transcripts(*args, **kwargs))
 
 
 # --- reading and validation -------------------------------------------------------------------
@@ -246,10 +260,11 @@ class _Judging:
     """Fills in the missing values of many records, at most ``concurrency`` calls at once."""
 
     def __init__(self, runtime: Runtime, concurrency: int,
-                 on_progress: Callable[[int, int], None] | None = None):
+                 on_progress: Callable[[int, int], None] | None = None, kinds: Collection[str] = KINDS):
         self.runtime = runtime  # role clients are made on first use: that may start a server
         self.concurrency = concurrency
         self.on_progress = on_progress
+        self.kinds = set(kinds)
         self.judged: Counter[str] = Counter()
         self.failed: Counter[str] = Counter()
 
@@ -271,15 +286,15 @@ class _Judging:
         """Judge everything ``record`` lacks; the problem first where a solved-check needs it."""
         turns = record["turns"]
         jobs = []
-        if record.get("complexity") is None:
+        if record.get("complexity") is None and "complexity" in self.kinds:
             jobs.append(self._complexity(record))
         problem_job = None
-        if not record.get("problem") and any(t.get("solved") is None for t in turns):
+        if not record.get("problem") and "solved" in self.kinds and any(t.get("solved") is None for t in turns):
             problem_job = asyncio.ensure_future(self._problem(record))
             jobs.append(problem_job)
         for i, turn in enumerate(turns):
             jobs += [self._turn(record, i, key, problem_job)
-                     for key in TURN_JUDGMENTS if turn.get(key) is None]
+                     for key in TURN_JUDGMENTS if turn.get(key) is None and key in self.kinds]
         await asyncio.gather(*jobs)
 
     async def _complexity(self, record: dict[str, Any]) -> None:
@@ -331,6 +346,10 @@ class _Judging:
     def _record_judgment(self, record: dict, turn: int | None, key: str, judgment: Judgment) -> None:
         self._record(record, turn, key, judgment.value if judgment.ok else None,
                      None if judgment.ok else judgment.error or "judgment failed")
+        parsed = judgment.parsed or {}
+        if turn is not None and judgment.ok and "judge_value" in parsed:  # the judge's own answer, the aids
+            record["turns"][turn].setdefault("judge_own", {})[key] = parsed["judge_value"]
+            record["turns"][turn].setdefault("aids", {})[key] = parsed.get("aids") or {}
 
     def _record(self, record: dict, turn: int | None, key: str, value: Any, error: str | None) -> None:
         target = record if turn is None else record["turns"][turn]
@@ -344,8 +363,9 @@ class _Judging:
 # --- output -----------------------------------------------------------------------------------
 
 def _output_row(record: dict[str, Any], formula: str, weights: Sequence[float],
-                models: dict[str, str | None]) -> dict[str, Any]:
-    """Figures and provenance first, then the (filled-in) input fields."""
+                models: dict[str, str | None], profile: dict | None = None) -> dict[str, Any]:
+    """Figures and provenance first (the method profile of whatever was judged), then the
+    (filled-in) input fields."""
     turns = record["turns"]
     stop = "solved" if turns[-1].get("solved") else "transcript_end"
     figures = score_interaction(record.get("complexity"), turns, stop, formula, weights)
@@ -359,6 +379,7 @@ def _output_row(record: dict[str, Any], formula: str, weights: Sequence[float],
         "judge_model": models["judge"] if judged_turns else None,
         "complexity_model": models["complexity"] if "complexity" in record["judged"] else None,
         "prompt_version": prompts.PROMPT_VERSION, "scorer_version": SCORER_VERSION,
+        "profile": profile if judged_turns else None,
     })
     row.update(question=record["question"], problem=record.get("problem"),
                complexity=record.get("complexity"), scored_turns=[_ordered(t, TURN_KEYS) for t in turns],

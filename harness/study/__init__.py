@@ -8,6 +8,9 @@ README.md beside this file says what lives here and what it may import.
 from harness.face import lazy_face
 
 FACE = {
+    "agreement_line": "label_agreement",
+    "agreement_markdown": "label_agreement",
+    "agreement_summary": "label_agreement",
     "call_lines": "call_report",
     "export_run": "export",
     "human_llm_agreement": "agreement",

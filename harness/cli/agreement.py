@@ -1,0 +1,118 @@
+"""``deskbench agreement``: SelfScore's judgments against human labels.
+
+Reads transcripts with ``labels`` (default: the shipped labelled set,
+``harness/data/agreement/labelled.jsonl``), judges what the labels compare and the file does not
+already hold (the solved-check per turn, user and agent helpfulness, complexity only when a
+conversation has ``labels.quality``) with each asked method profile, and prints the agreement
+tables per split (``harness.study.label_agreement``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.cli.common import add_config_args, build_config, console, out
+from harness.cli.progress import counting
+
+LABELLED_SET = Path(__file__).resolve().parents[1] / "data" / "agreement" / "labelled.jsonl"
+SPLITS = ("heldout", "tune", "all")
+
+
+def labelled_rows(path: Path, split: str) -> list[dict[str, Any]]:
+    """The rows of ``path`` in ``split`` (``all``: every row) that carry at least one label.
+
+    Raises:
+        ValueError: when no row of the split has a label (names the file and the fix).
+    """
+    from harness.tasks.jsonl import read_jsonl
+    parsed, problems, _ = read_jsonl(path)
+    if problems:
+        raise ValueError(f"{path}: {problems[0]}. Fix that line (docs/data-formats.md#human-labels).")
+    rows = [row for _, row in parsed if split == "all" or row.get("split") == split]
+
+    def labelled(row):
+        return bool(row.get("labels")) or any(t.get("labels") for t in row.get("turns") or [])
+    rows = [r for r in rows if isinstance(r, dict) and labelled(r)]
+    if not rows:
+        raise ValueError(f"{path} has no labelled conversation in split {split!r}: add 'labels' to a "
+                         "conversation or a turn (docs/data-formats.md#human-labels), or pick another --split.")
+    return rows
+
+
+async def judge_labelled(runtime, rows: list[dict[str, Any]], out_path: Path, concurrency: int,
+                         on_progress=None) -> list[dict[str, Any]]:
+    """Judge what ``rows`` lack (the kinds the labels compare) on ``runtime``'s profile and return
+    the scored rows (also written to ``out_path``)."""
+    from harness.selfscore.transcripts import ascore_transcripts
+    from harness.tasks.jsonl import write_jsonl
+    kinds = {"problem", "solved", "user_helpfulness", "agent_helpfulness"}
+    if any((r.get("labels") or {}).get("quality") is not None for r in rows):
+        kinds.add("complexity")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "labelled.jsonl"
+        write_jsonl(source, rows)
+        await ascore_transcripts(source, out_path, runtime, concurrency=concurrency, on_progress=on_progress,
+                                 kinds=kinds)
+    return [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    """``deskbench agreement``: judge the labelled transcripts with each ``--profiles`` profile
+    and print (``--json``: also write) the agreement tables per split; returns 0."""
+    import asyncio
+
+    from harness.compose import Runtime
+    from harness.study.label_agreement import agreement_markdown, agreement_summary
+    path = Path(args.transcripts or LABELLED_SET)
+    rows = labelled_rows(path, args.split)
+    profiles = [p.strip() for p in (args.profiles or "").split(",") if p.strip()] or [None]
+    results: dict[str, Any] = {"transcripts": str(path), "split": args.split, "profiles": {}}
+    for profile in profiles:
+        if profile is not None:
+            args.profile = profile
+        config = build_config(args)
+        if args.concurrency:
+            config.run.concurrency = args.concurrency
+        with Runtime(config) as runtime:
+            name = runtime.profile.name
+            target = Path(args.out or Path(config.store).parent / "agreement") / f"scored-{name}.jsonl"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            console.print(f"Judging {len(rows)} labelled conversations of {path.name} (split {args.split}) "
+                          f"with the judge role ({config.role('judge').model}), profile {name} ...")
+            with counting("conversations judged", args.quiet, console) as on_progress:
+                scored = asyncio.run(judge_labelled(runtime, rows, target, config.run.concurrency, on_progress))
+        splits = ["heldout", "tune"] if args.split == "all" else [args.split]
+        summaries = {s: agreement_summary(scored, s) for s in splits if any(r.get("split") == s for r in scored)}
+        if not summaries:  # a file without splits: all of it
+            summaries = {"all": agreement_summary(scored)}
+        results["profiles"][name] = {"judge_model": config.role("judge").model, "scored": str(target),
+                                     "profile": runtime.profile_record(), "splits": summaries}
+        for split, summary in summaries.items():
+            title = f"Agreement with human labels: {path.name}, split {split}, profile {name}, judge {config.role('judge').model}"
+            out.print("\n".join(agreement_markdown(summary, title)), highlight=False, markup=False)
+        out.print(f"\nScored transcripts: {target}", highlight=False)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
+        out.print(f"Summary: {args.json}", highlight=False)
+    return 0
+
+
+def add_agreement_command(sub) -> None:
+    """Add ``deskbench agreement``."""
+    p = sub.add_parser("agreement", help="judge transcripts with human labels and report judge-human "
+                       "agreement (solved accuracy per class, Spearman/Kendall, weighted kappa)")
+    add_config_args(p)
+    p.add_argument("--transcripts", help="JSONL transcripts with labels (docs/data-formats.md#human-labels; "
+                   "default: the shipped labelled set, harness/data/agreement/labelled.jsonl)")
+    p.add_argument("--split", choices=SPLITS, default="all", help="which rows to judge: heldout (no prompt "
+                   "or rule was tuned on them), tune, or all (each reported separately) (default: all)")
+    p.add_argument("--profiles", help="comma-separated method profiles to judge with, each reported "
+                   "(e.g. paper,embedded; default: --profile, else the config's)")
+    p.add_argument("--out", help="folder for the scored transcripts (default: agreement/ next to the store)")
+    p.add_argument("--json", help="write the machine-readable summary here")
+    p.add_argument("--concurrency", type=int, help="judgments in flight at once (default: run.concurrency)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_agreement)
