@@ -13,20 +13,28 @@ import sys
 import threading
 
 
+APP_OPTIONS = {"--host": "app.host", "--port": "app.port", "--dataset": "run.dataset",
+               "--kb": ("rag.kb", "none: the plain agent only"),
+               "--show-judge-scores": "app.show_judge_scores"}
+"""The config keys of the app's options."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The flags of ``python app.py``: the config flags every command has, plus where to listen,
     the task set, the RAG knowledge base and whether participants see the judge's scores."""
     from harness.cli.common import add_config_args
+    from harness.cli.defaults import config_options, show_defaults
 
     parser = argparse.ArgumentParser(prog="app.py", description=__doc__.split("\n\n")[0])
     add_config_args(parser)
-    parser.add_argument("--host", help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a network)")
-    parser.add_argument("--port", type=int, help="port (default 7860; 0: any free port)")
-    parser.add_argument("--dataset", help="task set drawn from in free sessions (default ubuntu_irc_troubleshooting)")
+    parser.add_argument("--host", help="interface to listen on (0.0.0.0 for a network)")
+    parser.add_argument("--port", type=int, help="port (0: any free port)")
+    parser.add_argument("--dataset", help="task set drawn from in free sessions")
     parser.add_argument("--kb", help="knowledge base for the RAG agent (enables agent 'rag')")
     parser.add_argument("--show-judge-scores", action="store_true",
-                        help="show participants the LLM judge's scores (default hidden)")
-    return parser
+                        help="show participants the LLM judge's scores")
+    config_options(parser, APP_OPTIONS)
+    return show_defaults(parser)
 
 
 def main(argv: list[str] | None = None) -> int:

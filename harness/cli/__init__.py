@@ -9,6 +9,8 @@ from harness.face import lazy_face
 FACE = {
     "add_config_args": "common",
     "build_config": "common",
+    "config_options": "defaults",
+    "show_defaults": "defaults",
 }
 __all__ = sorted(FACE)
 __getattr__, __dir__ = lazy_face(__name__, FACE)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.common import add_config_args, build_config, console, out
+from harness.cli.defaults import config_options
 from harness.cli.progress import counting
 
 LABELLED_SET = Path(__file__).resolve().parents[1] / "data" / "agreement" / "labelled.jsonl"
@@ -113,6 +114,7 @@ def add_agreement_command(sub) -> None:
                    "(e.g. paper,embedded; default: --profile, else the config's)")
     p.add_argument("--out", help="folder for the scored transcripts (default: agreement/ next to the store)")
     p.add_argument("--json", help="write the machine-readable summary here")
-    p.add_argument("--concurrency", type=int, help="judgments in flight at once (default: run.concurrency)")
+    p.add_argument("--concurrency", type=int, help="judgments in flight at once")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    config_options(p, {"--concurrency": "run.concurrency"})
     p.set_defaults(func=cmd_agreement)

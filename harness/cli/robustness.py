@@ -6,6 +6,7 @@ import asyncio
 import json
 
 from harness.cli.common import add_config_args, build_config, console
+from harness.cli.defaults import config_options
 from harness.cli.progress import progress_bar
 from harness.tasks.jsonl import atomic_write
 
@@ -70,6 +71,10 @@ def _pair_line(r) -> str:
     return line + f", detector: {', '.join(r.detected) or 'nothing'}"
 
 
+ROBUSTNESS_OPTIONS = {"--languages": "scoring.other_languages", "--no-defence": "scoring.manipulation_defence"}
+"""The config keys of ``robustness``'s options."""
+
+
 def add_robustness_commands(sub) -> None:
     """Register ``robustness`` on the CLI's subparsers."""
     p = sub.add_parser("robustness", help="adversarial messages (orders to the judge, fake score JSON, "
@@ -80,12 +85,13 @@ def add_robustness_commands(sub) -> None:
     p.add_argument("--suite", help="'attacks' (default: harness/data/adversarial/suite.jsonl), 'languages' "
                    "(the same message in English and in another language) or a suite JSONL file")
     p.add_argument("--languages", choices=("as-is", "tell", "translate"),
-                   help="how the judges treat a message that is not English (default: scoring.other_languages, "
-                   "from the method profile: translate on the embedded judge, as-is on an endpoint)")
+                   help="how the judges treat a message that is not English (scoring.other_languages; "
+                   "auto profile: the aid is on where the judge role runs on the embedded model)")
     p.add_argument("--concurrency", type=int, default=2, help="pairs judged at once (default 2)")
     p.add_argument("--out", help="write the markdown report here")
     p.add_argument("--json", help="write the figures as JSON here")
     p.add_argument("--no-defence", action="store_true", help="judge the twins as written, without the "
                    "manipulation defence (scoring.manipulation_defence), to measure what it changes")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no line per pair")
+    config_options(p, ROBUSTNESS_OPTIONS)
     p.set_defaults(func=cmd_robustness)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.cli.common import finish_report, add_config_args, build_config, console, out, run_config
+from harness.cli.defaults import config_options
 from harness.cli.ntb import ntb_config, ntb_finish
 from harness.cli.progress import progress_bar
 
@@ -133,5 +134,6 @@ def add_scale_commands(sub) -> None:
                            "stores of another run or schema)")
     add_config_args(p)
     p.add_argument("shards", nargs="+", help="shard stores (shard-<k>.sqlite)")
-    p.add_argument("--into", help="the store to merge into (default: --store or runs/deskbench.sqlite)")
+    p.add_argument("--into", help="the store to merge into (else --store, else the config's store)")
+    config_options(p, {"--into": "store"})
     p.set_defaults(func=cmd_ray_merge)

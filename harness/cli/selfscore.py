@@ -253,7 +253,7 @@ def add_run_commands(sub) -> None:
         p.add_argument("--seed", type=int, help="seed recorded with the run (the models sample with roles.ROLE.seed)")
         p.add_argument("--name", help="run name")
         p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated user or each task's "
-                       "followups (scripted is the default with --agent human)")
+                       "followups (--agent human: scripted unless given)")
         p.add_argument("--agent", choices=["plain", "rag", "human"],
                        help="the paper's plain agent; rag: with knowledge-base passages (--kb); "
                             "human: the human baseline, replaying each task's agent_replies")

@@ -6,9 +6,21 @@ import argparse
 import asyncio
 
 from harness.cli.common import finish_report, progress_printer, add_config_args, build_config, console, out
+from harness.cli.defaults import config_options, stated_default
 from harness.cli.progress import progress_bar
 
 ROUND_TRIP_BOUND = 0.10   # `voice check` fails above this corpus word error rate
+CHANNEL_OPTIONS = {"--tts": "voice.tts", "--telephone": "voice.telephone", "--snr": "voice.snr_db",
+                   "--line": "voice.line"}
+"""The config keys of the channel options of ``call simulate`` (``voice check`` reads no config)."""
+SIMULATE_OPTIONS = {**CHANNEL_OPTIONS, "--dataset": "run.dataset", "--limit": "run.limit",
+                    "--offset": "run.offset", "--max-turns": "run.max_turns",
+                    "--concurrency": "run.concurrency", "--user": "run.user", "--name": "run.name",
+                    "--voice-seed": "voice.seed", "--turn-based": "voice.streaming",
+                    "--duplex": "voice.duplex", "--caller": "voice.caller", "--compute": "voice.compute"}
+"""The config keys of ``call simulate``'s options."""
+LOCAL_OPTIONS = {"--max-turns": "run.max_turns", "--name": "run.name", "--tts": "voice.tts"}
+"""The config keys of ``call local``'s options."""
 
 
 def _voice_overrides(args: argparse.Namespace, enabled: bool = True) -> dict:
@@ -126,7 +138,7 @@ def cmd_voice_check(args: argparse.Namespace) -> int:
 
 
 def _channel_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tts", choices=["piper", "espeak-ng"], help="text-to-speech engine (default piper)")
+    p.add_argument("--tts", choices=["piper", "espeak-ng"], help="text-to-speech engine")
     p.add_argument("--telephone", action="store_true", help="narrow-band phone line (300-3400 Hz, 8 kHz)")
     p.add_argument("--snr", type=float, metavar="DB", help="add white noise at this signal-to-noise ratio")
     p.add_argument("--line", type=_line_name, metavar="PRESET", help="line preset: clean, telephone, "
@@ -161,11 +173,12 @@ def add_voice_commands(sub) -> None:
                         "transcribed (speech errors propagate)")
     add_config_args(p)
     p.add_argument("--dataset", help="built-in task set name or a JSONL task file")
-    p.add_argument("--limit", type=int, default=2, help="number of problems (default 2)")
-    p.add_argument("--offset", type=int)
-    p.add_argument("--max-turns", type=int, default=3, help="turns per call (default 3)")
-    p.add_argument("--concurrency", type=int)
-    p.add_argument("--user", choices=["llm", "scripted"])
+    # a simulated call batch is small by default: every message is spoken and transcribed
+    p.add_argument("--limit", type=int, default=2, help="number of problems")
+    p.add_argument("--offset", type=int, help="skip this many tasks first")
+    p.add_argument("--max-turns", type=int, default=3, help="turns per call")
+    p.add_argument("--concurrency", type=int, help="calls at once")
+    p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated caller or each task's followups")
     p.add_argument("--name", help="run name")
     p.add_argument("--voice-seed", type=int, help="seed of the channel noise (and of the duplex caller)")
     _channel_args(p)
@@ -174,21 +187,23 @@ def add_voice_commands(sub) -> None:
     p.add_argument("--duplex", action="store_true", help="full-duplex calls on one simulated clock: "
                    "barge-ins, backchannels, a stereo recording per call")
     p.add_argument("--caller", type=_caller_name, metavar="PRESET", help="duplex caller behaviour: "
-                   "patient (default), impatient, interrupting")
+                   "patient, impatient, interrupting")
     p.add_argument("--compute", choices=["measured", "modelled"], help="duplex clock: measured compute "
-                   "times (default) or set per-stage latencies (deterministic)")
+                   "times or set per-stage latencies (deterministic)")
     p.add_argument("--out", help="folder for the report and exports (default next to the store)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    config_options(p, SIMULATE_OPTIONS)
     p.set_defaults(func=cmd_call_simulate)
 
     p = call.add_parser("local", help="talk to the agent on this machine's microphone and speakers")
     add_config_args(p)
     p.add_argument("--mode", choices=["push", "vad"], default="push",
                    help="push: Enter starts and stops each message; vad: a pause ends it")
-    p.add_argument("--max-turns", type=int, default=10)
+    p.add_argument("--max-turns", type=int, default=10, help="turns of the call")
     p.add_argument("--name", help="run name")
-    p.add_argument("--tts", choices=["piper", "espeak-ng"])
+    p.add_argument("--tts", choices=["piper", "espeak-ng"], help="text-to-speech engine")
     p.add_argument("--out", help="folder for the report and exports")
+    config_options(p, LOCAL_OPTIONS)
     p.set_defaults(func=cmd_call_local)
 
     p = call.add_parser("report", help="voice figures of a run (mean, p50, p95 per measure)")
@@ -200,4 +215,7 @@ def add_voice_commands(sub) -> None:
         dest="voice_command", required=True)
     p = voice.add_parser("check", help="speak fixed sentences, transcribe them, count word errors")
     _channel_args(p)
+    # voice check reads no config: its channel is the flags alone
+    stated_default(p, "--snr", "none: no noise")
+    stated_default(p, "--line", "none: the --telephone and --snr flags alone")
     p.set_defaults(func=cmd_voice_check, tts="piper")

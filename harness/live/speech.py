@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 import numpy as np
 
 from graphs.protocols import Reply
+from harness.config import VoiceConfig
 from harness.live.views import LiveUpdate
 from harness.voice.audio import AudioError, wav_bytes
 from harness.voice.streaming import SpeechPipeline, SpokenChunk, SpokenReply, chunk_tts_figures, same_text
@@ -77,7 +78,8 @@ class ReplySpeech:
     ``on_chunk`` is called with each chunk that has audio as soon as it is spoken, in order
     (in the event loop); ``received``: ``perf_counter()`` when the recording arrived."""
 
-    def __init__(self, speaker, first_chunk_words: int = 4, received: float | None = None,
+    def __init__(self, speaker, first_chunk_words: int = VoiceConfig.model_fields["first_chunk_words"].default,
+                 received: float | None = None,
                  on_chunk: Callable[[SpokenChunk], None] | None = None):
         self.speaker = _ForgivingSpeaker(speaker)
         self.first_chunk_words = first_chunk_words

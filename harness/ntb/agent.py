@@ -40,11 +40,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.protocols import LLMCall
 from graphs.toolloop import Action
+from harness.config import NtbConfig
 from harness.models.llm import RoleClient
 from harness.ntb.cases import Case, openai_tools
 
 PROTOCOL_VERSION = "ntb-agent-1"
 VARIANTS = ("current", "awn", "no-ask")
+DEFAULT_VARIANT = NtbConfig.model_fields["agent_variant"].default  # ntb.agent_variant
 PROTOCOL_VERSIONS = {"current": PROTOCOL_VERSION, "awn": "ntb-agent-awn-1", "no-ask": "ntb-agent-noask-1"}
 """The prompt version of each variant (stored as the run's prompt_version); bump on any change."""
 THOUGHT_CHARS = 160  # short reasoning: output tokens are most of a step's time on a CPU
@@ -150,7 +152,7 @@ class _TextAction(BaseModel):
     text: str = Field(max_length=1500)
 
 
-def text_action_schema(api_names: Sequence[str], variant: str = "current") -> dict:
+def text_action_schema(api_names: Sequence[str], variant: str = DEFAULT_VARIANT) -> dict:
     """The ``response_format`` that constrains a text-protocol step to one JSON action.
 
     ``action`` is ``call_api``, ``ask_user`` (left out for ``no-ask``) or ``final_answer``;
@@ -220,7 +222,7 @@ def _awn_markers(action: Action) -> Action:
 class TextProtocolAgent:
     """One schema-constrained JSON action per step (for models without native tool calls)."""
 
-    def __init__(self, client: RoleClient, retries: int = 2, variant: str = "current"):
+    def __init__(self, client: RoleClient, retries: int = 2, variant: str = DEFAULT_VARIANT):
         check_variant(variant)
         self.client = client
         self.retries = retries
@@ -281,7 +283,7 @@ class TextProtocolAgent:
         return Action("answer", "", thought=None, calls=calls, error=error)
 
 
-def _action_of(a: _TextAction, calls: list[LLMCall], variant: str = "current") -> Action:
+def _action_of(a: _TextAction, calls: list[LLMCall], variant: str = DEFAULT_VARIANT) -> Action:
     if a.action == "call_api":
         if not a.api_name:
             raise ValueError("call_api needs an api_name")
@@ -309,7 +311,7 @@ def _as_text_action(step: dict[str, Any]) -> dict[str, Any]:
 class NativeToolAgent:
     """OpenAI-style tool calling (OpenAI, vLLM with a tool parser, Ollama)."""
 
-    def __init__(self, client: RoleClient, variant: str = "current"):
+    def __init__(self, client: RoleClient, variant: str = DEFAULT_VARIANT):
         check_variant(variant)
         self.client = client
         self.variant = variant

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from harness.config import NtbConfig
 from harness.models import embeddings
 from harness.ntb.steplog import Step
 
-DEFAULT_THRESHOLD = 0.4   # official code; the paper's recipe says 0.8
+DEFAULT_THRESHOLD = NtbConfig.model_fields["threshold"].default  # ntb.threshold: the official code's 0.4
 PAPER_THRESHOLD = 0.8
 ASK_MATCH_MODES = ("message", "question")
-DEFAULT_ASK_MATCH = "message"   # the official code compares the whole asking message
+DEFAULT_ASK_MATCH = NtbConfig.model_fields["ask_match"].default  # ntb.ask_match: the whole message, as the official code
 
 Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
-from harness.config import Config
+from harness.config import Config, NtbConfig
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS, NativeToolAgent, TextProtocolAgent
 from harness.ntb.apienv import ApiEnvironment
@@ -34,7 +34,8 @@ class CaseEnvironment:
     Every call step stores its ``source``; a simulated one also the simulator's model.
     """
 
-    def __init__(self, simulator=None, simulator_first: bool = False):
+    def __init__(self, simulator=None,
+                 simulator_first: bool = NtbConfig.model_fields["api_fallback"].default == "simulator-first"):
         self.simulator = simulator
         self.simulator_first = simulator_first
         self._envs: dict[str, ApiEnvironment] = {}

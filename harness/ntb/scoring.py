@@ -85,6 +85,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from graphs.protocols import Judgment
+from harness.config import NtbConfig
 from harness.ntb.answer_judging import judge_a3, judge_limitation
 from harness.ntb.ask_matching import (ASK_MATCH_MODES, DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, Embedder,
                                       ask_match_text, ask_matches, check_threshold, embedder_id)
@@ -101,6 +102,7 @@ CATEGORIES = ("IMKI", "IMR", "IwE", "IBTC")
 IBTC = "IBTC"
 CONVENTIONS = ("ibtc-excluded", "official")
 DEFAULT_CONVENTION = "ibtc-excluded"
+DEFAULT_A2_METHOD = NtbConfig.model_fields["a2_method"].default  # ntb.a2_method
 CSV_FIELDS = ("query_id", "query", "steps", "redundant_asking", "A1", "A2", "A3", "reason", "category")
 
 CONVENTION_TEXT = {
@@ -152,7 +154,7 @@ class _Judged:
 
 
 async def score_case(case: Case, steps: Sequence[Step], *, embedder: Embedder | None = None,
-                     threshold: float = DEFAULT_THRESHOLD, a2_method: str = "exact-set",
+                     threshold: float = DEFAULT_THRESHOLD, a2_method: str = DEFAULT_A2_METHOD,
                      judge: StructuredJudge | None = None,
                      ask_match: str = DEFAULT_ASK_MATCH) -> dict[str, Any]:
     """All scores of one case from its step log.

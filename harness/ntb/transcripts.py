@@ -24,11 +24,13 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from harness.config import RunConfig
 from harness.models.embeddings import embed
 from harness.ntb.ask_matching import DEFAULT_ASK_MATCH, DEFAULT_THRESHOLD, Embedder, embedder_id
 from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.judge_prompts import PROMPT_VERSION
-from harness.ntb.scoring import CATEGORIES, SCORER_VERSION, check_settings, score_case, tables, write_csv
+from harness.ntb.scoring import (CATEGORIES, DEFAULT_A2_METHOD, SCORER_VERSION, check_settings, score_case, tables,
+                                 write_csv)
 from harness.ntb.steplog import validate_steps
 from harness.selfscore.transcripts import TranscriptError, raise_problems
 from harness.tasks.jsonl import JsonlError, read_jsonl
@@ -41,8 +43,9 @@ JUDGED_METRICS = ("A2", "A3", "limitation")
 
 def score_ntb_transcripts(path: str | Path, out_csv: str | Path, runtime: Runtime | None,
                           no_judge: bool = False, threshold: float = DEFAULT_THRESHOLD,
-                          a2_method: str = "exact-set", embedder: Embedder | None = None,
-                          concurrency: int = 4, ask_match: str = DEFAULT_ASK_MATCH,
+                          a2_method: str = DEFAULT_A2_METHOD, embedder: Embedder | None = None,
+                          concurrency: int = RunConfig.model_fields["concurrency"].default,
+                          ask_match: str = DEFAULT_ASK_MATCH,
                           on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Score the cases of a JSONL step-log file and write the official CSV.
 

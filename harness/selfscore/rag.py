@@ -40,6 +40,7 @@ from chromadb.config import Settings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import Message, Problem, Reply
+from harness.config import RagConfig
 from harness.models.embeddings import MiniLMEmbedder, default_embedder
 from harness.models.llm import RoleClient
 from harness.selfscore import prompts
@@ -51,7 +52,7 @@ DEFAULT_COLLECTION = "deskbench-kb"
 CHUNK_CHARS = 1000
 CHUNK_OVERLAP = 150
 QUESTION_PREFIX_CHARS = 200
-DEFAULT_K = 3
+DEFAULT_K = RagConfig.model_fields["k"].default  # rag.k: passages per reply
 QUERY_PART_CHARS = 600  # of the first and of the latest user message in the retrieval query
 MIN_HISTORY_CHARS = 3000  # the conversation window never shrinks below this for excerpts
 RAG_PROMPT_VERSION = "rag-p1"
