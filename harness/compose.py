@@ -17,6 +17,8 @@ from langchain_core.language_models import BaseChatModel
 
 from graphs.protocols import Agent, LLMCall, User
 from graphs.selfscore import build_selfscore_graph
+from harness.agents.plain import PlainAgent
+from harness.agents.scripted import ScriptedAgent
 from harness.aids.profiles import Profile, resolve_profile
 from harness.config import NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
 from harness.models.engine import EngineManager
@@ -25,8 +27,8 @@ from harness.selfscore import prompts
 from harness.selfscore.batch import Progress, ProgressFn, arun_selfscore
 from harness.selfscore.cost import AgentTurnCost
 from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
-from harness.selfscore.participants import PlainAgent, ScriptedAgent, ScriptedUser, SimulatedUser
 from harness.selfscore.scoring import turn_quality
+from harness.simuser.users import ScriptedUser, SimulatedUser
 from harness.tasks.datasets import Dataset
 
 ChatModelFactory = Callable[[str, ModelSpec], BaseChatModel]
@@ -158,14 +160,14 @@ class Runtime:
         """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``."""
         system = prompts.agent_system(self.profile.value("reply_cap"))
         if kind == "rag":
-            from harness.selfscore.rag import RagAgent
+            from harness.agents.rag import RagAgent
             return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k,
                             system_prompt=system)
         return PlainAgent(self.client("agent"), system)
 
     def knowledge_base(self):
         """The RAG knowledge base, built (incrementally) from ``rag.kb`` on first use."""
-        from harness.selfscore.rag import KnowledgeBase
+        from harness.agents.rag import KnowledgeBase
         from harness.tasks.datasets import load_dataset
         if not self.config.rag.kb:
             raise ConfigError("--agent rag needs a knowledge base: pass --kb TASKS (e.g. the "
@@ -214,7 +216,7 @@ def aid_versions() -> dict[str, str]:
     from harness.defence import RULES_VERSION as DEFENCE_VERSION
     from harness.selfscore.languages import TRANSLATE_VERSION
     return {"helpfulness_bounds": BOUNDS_VERSION,
-            "solved_confirmation": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
+            "solved_rules": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
             "manipulation_defence": DEFENCE_VERSION, "translation": TRANSLATE_VERSION,
             "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION}
 

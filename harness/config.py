@@ -137,10 +137,10 @@ class RunConfig(_Strict):
         None, ge=0, le=50, description="aid (agent): the agents' system prompt asks for replies of at "
         "most this many short sentences with one next step (0: the paper's prompt verbatim)")
     stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
-    solved_check: Literal["confirmation", "verdict"] | None = Field(
+    solved_check: Literal["confirmation", "evidence", "verdict"] | None = Field(
         None, description="verdict (the paper): one JSON verdict from the turn history and the latest "
-        "agent message; confirmation (aid, judge): the user's latest message says it is fixed (two "
-        "Yes/No questions, log-probabilities), rule vetoes first, never on turn 1")
+        "agent message; evidence (aid, judge): the user's reaction, then is an answer the fix (rules, one "
+        "Yes/No question, the reference); confirmation (aid, judge): the user says it is fixed")
     user_checks: Literal["rules", "rules+judge"] = Field(
         "rules", description="checks of each simulated user message: rules only (default), or "
         "rules then the judge role's contradiction check when the task has facts (opt-in: on the "

@@ -41,6 +41,9 @@ FACE = {
     "FIX_TERMS": "data_user",
     "USER_CHECKS": "data_user",
     "USER_CHECKS_VERSION": "data_user",
+    "EVIDENCE_RULES_VERSION": "evidence",
+    "not_a_fix": "evidence",
+    "reaction": "evidence",
     "FAMILIES": "catalogue",
     "RULE_SETS": "catalogue",
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from harness.aids import data_bounds, data_cues, data_text, data_user
+from harness.aids import data_bounds, data_cues, data_text, data_user, evidence
 from harness.aids.rules import RuleSet
 
 RULE_SETS: tuple[RuleSet, ...] = (
@@ -19,7 +19,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
     data_cues.AGENT_INSTRUCTIONS,
     data_bounds.NO_OUTPUT, data_bounds.WORKS, data_bounds.OUTPUT, data_bounds.POSTPONES, data_bounds.REFUSES,
     data_bounds.ACK, data_bounds.QUESTION_DETAIL, data_bounds.HOW_TO, data_bounds.ELSEWHERE, data_bounds.STEP,
-    data_bounds.BANDS, data_user.USER_CHECKS, data_user.FIX_TERMS,
+    data_bounds.BANDS, data_user.USER_CHECKS, data_user.FIX_TERMS, evidence.EVIDENCE,
 )
 """The sets of one decision each; together they hold every entry once."""
 

@@ -40,7 +40,7 @@ class Aid:
 AIDS: tuple[Aid, ...] = (
     Aid("helpfulness_bounds", "judge", "scoring.helpfulness_bounds", True, False, True,
         "pins a helpfulness score to the rubric's band where a rule sees what the message plainly is"),
-    Aid("solved_confirmation", "judge", "run.solved_check", "confirmation", "verdict", False,
+    Aid("solved_rules", "judge", "run.solved_check", "confirmation", "verdict", False,
         "solved only when the user's latest message confirms the fix, rule vetoes first, never on turn 1"),
     Aid("manipulation_defence", "judge", "scoring.manipulation_defence", True, False, False,
         "judges read messages with the spans that address a rater removed"),
@@ -85,7 +85,7 @@ class Profile:
     settings: dict[str, AidSetting]
 
     def value(self, name: str) -> Any:
-        """The effective value of aid ``name`` (e.g. ``"run.solved_check"``'s for ``solved_confirmation``)."""
+        """The effective value of aid ``name`` (e.g. ``"run.solved_check"``'s for ``solved_rules``)."""
         return self.settings[name].value
 
     def on(self, name: str) -> bool:
@@ -115,7 +115,7 @@ class Profile:
 
     def judge_aids(self) -> dict[str, Any]:
         """The judges' aid values as :class:`harness.selfscore.judges.SelfScoreJudges` takes them."""
-        return {"solved_method": self.value("solved_confirmation"),
+        return {"solved_method": self.value("solved_rules"),
                 "manipulation_defence": self.value("manipulation_defence"),
                 "other_languages": self.value("translation"),
                 "helpfulness_bounds": self.value("helpfulness_bounds")}

@@ -43,20 +43,29 @@ def labelled_rows(path: Path, split: str) -> list[dict[str, Any]]:
     return rows
 
 
+JUDGED_KINDS = ("solved", "agent_helpfulness", "user_helpfulness")
+
+
+def _labelled_turn(row: dict, i: int, kind: str) -> bool:
+    """Whether turn ``i`` of ``row`` needs ``kind`` judged: the solved-check on every turn (a
+    conversation is solved when any turn is), a helpfulness score where a label compares it."""
+    return kind == "solved" or (row["turns"][i].get("labels") or {}).get(kind) is not None
+
+
 async def judge_labelled(runtime, rows: list[dict[str, Any]], out_path: Path, concurrency: int,
-                         on_progress=None) -> list[dict[str, Any]]:
-    """Judge what ``rows`` lack (the kinds the labels compare) on ``runtime``'s profile and return
-    the scored rows (also written to ``out_path``)."""
+                         on_progress=None, kinds=JUDGED_KINDS) -> list[dict[str, Any]]:
+    """Judge what ``rows`` lack and the labels compare (of ``kinds``) on ``runtime``'s profile and
+    return the scored rows (also written to ``out_path``)."""
     from harness.selfscore.transcripts import ascore_transcripts
     from harness.tasks.jsonl import write_jsonl
-    kinds = {"problem", "solved", "user_helpfulness", "agent_helpfulness"}
+    kinds = {"problem", *kinds}
     if any((r.get("labels") or {}).get("quality") is not None for r in rows):
         kinds.add("complexity")
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "labelled.jsonl"
         write_jsonl(source, rows)
         await ascore_transcripts(source, out_path, runtime, concurrency=concurrency, on_progress=on_progress,
-                                 kinds=kinds)
+                                 kinds=kinds, wanted=_labelled_turn)
     return [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -70,6 +79,11 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     path = Path(args.transcripts or LABELLED_SET)
     rows = labelled_rows(path, args.split)
     profiles = [p.strip() for p in (args.profiles or "").split(",") if p.strip()] or [None]
+    kinds = [k.strip() for k in (args.kinds or ",".join(JUDGED_KINDS)).split(",") if k.strip()]
+    if set(kinds) - set(JUDGED_KINDS):
+        raise ValueError(f"--kinds {args.kinds!r}: choose from {', '.join(JUDGED_KINDS)}")
+    if args.no_reference:  # the judge reads the problem statement alone, no reference solution
+        rows = [{k: v for k, v in r.items() if k != "solution"} for r in rows]
     results: dict[str, Any] = {"transcripts": str(path), "split": args.split, "profiles": {}}
     for profile in profiles:
         if profile is not None:
@@ -84,7 +98,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             console.print(f"Judging {len(rows)} labelled conversations of {path.name} (split {args.split}) "
                           f"with the judge role ({config.role('judge').model}), profile {name} ...")
             with counting("conversations judged", args.quiet, console) as on_progress:
-                scored = asyncio.run(judge_labelled(runtime, rows, target, config.run.concurrency, on_progress))
+                scored = asyncio.run(judge_labelled(runtime, rows, target, config.run.concurrency, on_progress,
+                                                    kinds))
         splits = ["heldout", "tune"] if args.split == "all" else [args.split]
         summaries = {s: agreement_summary(scored, s) for s in splits if any(r.get("split") == s for r in scored)}
         if not summaries:  # a file without splits: all of it
@@ -112,6 +127,10 @@ def add_agreement_command(sub) -> None:
                    "or rule was tuned on them), tune, or all (each reported separately) (default: all)")
     p.add_argument("--profiles", help="comma-separated method profiles to judge with, each reported "
                    "(e.g. paper,embedded; default: --profile, else the config's)")
+    p.add_argument("--kinds", help="comma-separated judgments to compare: solved, agent_helpfulness, "
+                   "user_helpfulness (default: all three)")
+    p.add_argument("--no-reference", action="store_true", help="drop each conversation's `solution` "
+                   "before judging: the solved-check reads the problem statement alone")
     p.add_argument("--out", help="folder for the scored transcripts (default: agreement/ next to the store)")
     p.add_argument("--json", help="write the machine-readable summary here")
     p.add_argument("--concurrency", type=int, help="judgments in flight at once")

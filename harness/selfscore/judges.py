@@ -19,6 +19,7 @@ from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts
 from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages
+from harness.selfscore.solved_evidence import EvidenceSolvedCheck
 
 Score = Field(ge=1, le=10)
 Reason = Field(max_length=200)  # bounds the judge's output tokens (JSON-schema maxLength)
@@ -120,7 +121,7 @@ def _failed_view(kind: str, model: str, exc: Exception) -> Judgment:
                     calls=list(getattr(exc, "llm_calls", None) or []), error=f"{type(exc).__name__}: {exc}"[:500])
 
 
-SOLVED_METHODS = ("confirmation", "verdict")
+SOLVED_METHODS = ("confirmation", "evidence", "verdict")
 CONFIRMED_THRESHOLD = 0.5  # P(yes) at or above which an answer counts as yes
 
 
@@ -229,7 +230,7 @@ class SelfScoreJudges:
     :meth:`harness.aids.profiles.Profile.record`).
     """
 
-    def __init__(self, judge: StructuredJudge, solved_method: str = EMBEDDED_AIDS["solved_confirmation"],
+    def __init__(self, judge: StructuredJudge, solved_method: str = EMBEDDED_AIDS["solved_rules"],
                  manipulation_defence: bool = EMBEDDED_AIDS["manipulation_defence"],
                  other_languages: str = EMBEDDED_AIDS["translation"],
                  helpfulness_bounds: bool = EMBEDDED_AIDS["helpfulness_bounds"],
@@ -242,6 +243,7 @@ class SelfScoreJudges:
         self.helpfulness_bounds = helpfulness_bounds
         self.judge_input = JudgeInput(manipulation_defence, other_languages, judge.client, escape_judged_text)
         self.confirmation = ConfirmationSolvedCheck(judge.client, judge_input=self.judge_input)
+        self.evidence = EvidenceSolvedCheck(judge.client, self.judge_input)
         self.profile_record = profile_record or _profile_of(solved_method, manipulation_defence,
                                                             other_languages, helpfulness_bounds)
 
@@ -263,8 +265,12 @@ class SelfScoreJudges:
             aids["helpfulness_bounds"] = {"version": bounds.get("rules_version"),
                                           "rules": bounds.get("rule_ids", bounds.get("rules", [])),
                                           "moved": parsed.get("judge_value") != parsed.get("score")}
+        if parsed.get("method") == "evidence":
+            aids["solved_rules"] = {"version": versions.get("solved_rules"), "rules": parsed.get("rule_ids", []),
+                                    "moved": parsed.get("judge_value") != parsed.get("solved"),
+                                    "p_fix": [a.get("p_fix") for a in parsed.get("answers", [])]}
         if parsed.get("method") == "confirmation":
-            aids["solved_confirmation"] = {"version": versions.get("solved_confirmation"),
+            aids["solved_rules"] = {"version": versions.get("solved_rules"),
                                            "rules": parsed.get("rule_ids", []),
                                            "moved": parsed.get("decided_by") == "rules"}
         judgment.parsed = {**parsed, "profile": self.profile_record.get("profile"), "aids": aids}
@@ -307,6 +313,8 @@ class SelfScoreJudges:
         verdict against the problem statement (the question when there is none)."""
         if self.solved_method == "confirmation":
             return self._traced(await self.confirmation.judge(problem, history))
+        if self.solved_method == "evidence":
+            return self._traced(await self.evidence.judge(problem, history))
         statement = problem.problem_statement or problem.question
         task = prompts.SOLVED_CHECK.format(problem=escape_judged_text(statement))
         judgment = await self._judged("solved", history, task, SolvedVerdict, lambda v: v.solved)
@@ -319,7 +327,7 @@ def _profile_of(solved_method: str, manipulation_defence: bool, other_languages:
                 helpfulness_bounds: bool) -> dict:
     """A profile record for judges built without one (sanity sets, tests): the judges' aids as
     given, the other roles' left out."""
-    values = {"solved_confirmation": solved_method, "manipulation_defence": manipulation_defence,
+    values = {"solved_rules": solved_method, "manipulation_defence": manipulation_defence,
               "translation": other_languages, "helpfulness_bounds": helpfulness_bounds}
     on = {n: v != PAPER_AIDS[n] for n, v in values.items()}
     name = "paper" if not any(on.values()) else "embedded" if all(

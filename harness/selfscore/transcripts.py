@@ -54,7 +54,8 @@ async def ascore_transcripts(path: str | Path, out: str | Path, runtime: Runtime
                       weights: Sequence[float] = (0.5, 0.4, 0.1),
                       concurrency: int = 4,
                       on_progress: Callable[[int, int], None] | None = None,
-                      kinds: Collection[str] | None = None) -> dict[str, Any]:
+                      kinds: Collection[str] | None = None,
+                      wanted: Callable[[dict, int, str], bool] | None = None) -> dict[str, Any]:
     """Score the interactions of a JSONL transcript file and write one JSONL row each (the
     coroutine; :func:`score_transcripts` runs it in its own event loop).
 
@@ -74,6 +75,7 @@ async def ascore_transcripts(path: str | Path, out: str | Path, runtime: Runtime
             has all it lacked (not called when nothing is judged).
         kinds: judge only these of :data:`KINDS` (default all); what is missing of the others
             stays None (``deskbench agreement`` judges only what the labels compare).
+        wanted: ``(row, turn index, kind) -> bool``: judge a missing turn value only where true.
 
     Returns:
         ``count`` (interactions), ``scored`` (with a final score), ``judged`` and ``failed``
@@ -100,7 +102,7 @@ async def ascore_transcripts(path: str | Path, out: str | Path, runtime: Runtime
         problems = [f"line {n}: {field} is missing ({why})"
                     for n, row in rows for field in missing_fields(row)]
         raise_problems(problems, path)
-    judging = (_Judging(runtime, concurrency, on_progress, set(kinds or KINDS))
+    judging = (_Judging(runtime, concurrency, on_progress, set(kinds or KINDS), wanted)
                if runtime is not None and not no_judge else None)
     records = [_start_record(row) for _, row in rows]
     if judging is not None:
@@ -260,11 +262,13 @@ class _Judging:
     """Fills in the missing values of many records, at most ``concurrency`` calls at once."""
 
     def __init__(self, runtime: Runtime, concurrency: int,
-                 on_progress: Callable[[int, int], None] | None = None, kinds: Collection[str] = KINDS):
+                 on_progress: Callable[[int, int], None] | None = None, kinds: Collection[str] = KINDS,
+                 wanted: Callable[[dict, int, str], bool] | None = None):
         self.runtime = runtime  # role clients are made on first use: that may start a server
         self.concurrency = concurrency
         self.on_progress = on_progress
         self.kinds = set(kinds)
+        self.wanted = wanted or (lambda row, i, key: True)
         self.judged: Counter[str] = Counter()
         self.failed: Counter[str] = Counter()
 
@@ -294,7 +298,8 @@ class _Judging:
             jobs.append(problem_job)
         for i, turn in enumerate(turns):
             jobs += [self._turn(record, i, key, problem_job)
-                     for key in TURN_JUDGMENTS if turn.get(key) is None and key in self.kinds]
+                     for key in TURN_JUDGMENTS if turn.get(key) is None and key in self.kinds
+                     and self.wanted(record, i, key)]
         await asyncio.gather(*jobs)
 
     async def _complexity(self, record: dict[str, Any]) -> None:

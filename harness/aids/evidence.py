@@ -1,0 +1,68 @@
+"""The evidence solved-check's rules (``harness.selfscore.solved_evidence``): how a user message
+reacts to the previous answer, and when an agent message is no fix whatever the judge says.
+
+Its word list is data (:data:`EVIDENCE`, versioned by content like every rule set); it reads the
+solved-check's cues (``harness.aids.cues``) and the helpfulness bounds' ``elsewhere``, ``step``
+and repeat rules, so one rule decides the same thing everywhere.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from graphs.protocols import Message
+from harness.aids.cues import claims_success_hits, persisting_hits
+from harness.aids.data_bounds import ACK, STEP
+from harness.aids.helpfulness_bounds import agent_reply_bounds
+from harness.aids.rules import Limit, Rule, RuleSet, WordList
+from harness.aids.text import plain_words
+
+EVIDENCE = RuleSet("evidence", [
+    Rule(id="evidence.asks", pattern=r"\?", decides="agent reply: it asks (and has no step of its own) -> no "
+         "fix, the judge is not asked", why="'What does lsusb show?' moves the case forward but fixes nothing yet"),
+], word_lists=[
+    WordList(id="evidence.accepts", words="thanks thank thx ty cheers appreciate appreciated great perfect "
+             "awesome excellent nice cool much very so a lot ok okay k alright right you i will try that it "
+             "got see understood for the help your yes yeah good fine",
+             decides="user reply: only thanks or OK (with the bounds' ack words) -> the previous answer "
+             "is judged as the one the user accepted",
+             why="real helpdesk dialogues end 'OK. Thank you' after the answer; nobody writes 'it works now'"),
+], limits=[
+    Limit(id="evidence.accepts_max_words", value=12, decides="an acceptance has at most this many words",
+          why="'ok thanks, I will try that tonight' is an acceptance; a long message says more"),
+])
+EVIDENCE_RULES_VERSION = EVIDENCE.version
+
+
+def reaction(message: str) -> tuple[str, list[str]]:
+    """How a user message reacts to the previous answer, with the ids of the rules that decided:
+    ``persists`` (the problem is still there), ``confirms`` (a success said plainly), ``accepts``
+    (thanks or OK and nothing else, or "I'll try that": the answer is taken, its outcome unknown)
+    or ``other`` (a new question, an output, anything else)."""
+    hits = persisting_hits(message)
+    persisting = [h.rule_id for h in hits if not h.rule_id.startswith("untried.")]
+    if persisting:
+        return "persists", persisting
+    success = [h.rule_id for h in claims_success_hits(message)]
+    if success:
+        return "confirms", success
+    if hits:  # only untried.*: "OK, I will try that"
+        return "accepts", [h.rule_id for h in hits]
+    words = plain_words(message)
+    accepted = EVIDENCE.words("evidence.accepts") | ACK.words("ack.words")
+    if words and "?" not in message and len(words) <= EVIDENCE.limit("evidence.accepts_max_words") \
+            and set(words) <= accepted:
+        return "accepts", ["evidence.accepts"]
+    return "other", []
+
+
+def not_a_fix(text: str, earlier: Sequence[Message]) -> str | None:
+    """Why an agent message is no fix whatever the judge says (the id of the rule), or None: it
+    only asks (a question and no step), only sends the user elsewhere, or repeats an earlier
+    agent message (the helpfulness bounds' rules)."""
+    asks = EVIDENCE.first(text)
+    if asks and not STEP.first(text):
+        return asks.rule_id
+    bounds = agent_reply_bounds(text, [*earlier, Message("agent", text)])
+    if bounds.rule_ids and bounds.rule_ids[-1] in ("band.repeats_agent", "band.elsewhere"):
+        return bounds.rule_ids[0]  # the rule that fired (repeat.agent_copied, elsewhere.*), then its band
+    return None
