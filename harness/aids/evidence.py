@@ -7,18 +7,20 @@ and repeat rules, so one rule decides the same thing everywhere.
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from graphs.protocols import Message
 from harness.aids.cues import claims_success_hits, persisting_hits
-from harness.aids.data_bounds import ACK, STEP
+from harness.aids.data_bounds import ACK
 from harness.aids.helpfulness_bounds import agent_reply_bounds
 from harness.aids.rules import Limit, Rule, RuleSet, WordList
 from harness.aids.text import plain_words
 
 EVIDENCE = RuleSet("evidence", [
-    Rule(id="evidence.asks", pattern=r"\?", decides="agent reply: it asks (and has no step of its own) -> no "
-         "fix, the judge is not asked", why="'What does lsusb show?' moves the case forward but fixes nothing yet"),
+    Rule(id="evidence.asks", pattern=r"\?\s*$", decides="agent reply: every sentence asks (or only thanks) "
+         "-> no fix, the judge is not asked", why="'What does lsusb show?' moves the case forward but fixes "
+         "nothing yet; 'Widen the column. Does that help?' gives a step and is judged"),
 ], word_lists=[
     WordList(id="evidence.accepts", words="thanks thank thx ty cheers appreciate appreciated great perfect "
              "awesome excellent nice cool much very so a lot ok okay k alright right you i will try that it "
@@ -31,6 +33,7 @@ EVIDENCE = RuleSet("evidence", [
           why="'ok thanks, I will try that tonight' is an acceptance; a long message says more"),
 ])
 EVIDENCE_RULES_VERSION = EVIDENCE.version
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def reaction(message: str) -> tuple[str, list[str]]:
@@ -59,9 +62,11 @@ def not_a_fix(text: str, earlier: Sequence[Message]) -> str | None:
     """Why an agent message is no fix whatever the judge says (the id of the rule), or None: it
     only asks (a question and no step), only sends the user elsewhere, or repeats an earlier
     agent message (the helpfulness bounds' rules)."""
-    asks = EVIDENCE.first(text)
-    if asks and not STEP.first(text):
-        return asks.rule_id
+    sentences = [x.strip() for x in _SENTENCE_END.split(text or "") if x.strip()]
+    statements = [x for x in sentences if not EVIDENCE.first(x)]
+    accepted = EVIDENCE.words("evidence.accepts") | ACK.words("ack.words")
+    if len(statements) < len(sentences) and all(set(plain_words(x)) <= accepted for x in statements):
+        return "evidence.asks"
     bounds = agent_reply_bounds(text, [*earlier, Message("agent", text)])
     if bounds.rule_ids and bounds.rule_ids[-1] in ("band.repeats_agent", "band.elsewhere"):
         return bounds.rule_ids[0]  # the rule that fired (repeat.agent_copied, elsewhere.*), then its band
