@@ -179,8 +179,8 @@ def test_selfscore_and_ntb_constructors_take_the_configs_defaults():
     from harness.ntb.batch import CaseEnvironment
     from harness.ntb.scoring import score_case
     from harness.ntb.transcripts import score_ntb_transcripts
-    from harness.selfscore.participants import SimulatedUser
-    from harness.selfscore.rag import KnowledgeBase, RagAgent
+    from harness.agents.rag import KnowledgeBase, RagAgent
+    from harness.simuser.users import SimulatedUser
 
     ntb, run, rag = NtbConfig(), RunConfig(), RagConfig()
     assert default_of(SimulatedUser, "max_regenerations") == AID_SETTINGS["run.user_regenerations"].on

@@ -11,8 +11,8 @@ from harness.config import ModelSpec
 from harness.models.embeddings import MiniLMEmbedder, model_id
 from harness.models.llm import RoleClient
 from harness.selfscore import prompts
-from harness.selfscore.rag import (CHUNK_CHARS, KnowledgeBase, KnowledgeBaseError, RagAgent, chunk_text,
-                         question_key, rag_system_prompt, retrieval_query, split_tasks, task_chunks)
+from harness.agents.rag import (CHUNK_CHARS, KnowledgeBase, KnowledgeBaseError, RagAgent, chunk_text,
+                                question_key, rag_system_prompt, retrieval_query, split_tasks, task_chunks)
 from harness.tasks.datasets import Task, load_dataset
 from harness.tasks.split import split_ids
 from tests.fakes import ScriptedChatModel

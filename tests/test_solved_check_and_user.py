@@ -12,10 +12,10 @@ from harness.models.llm import RoleClient, yes_probability
 from harness.aids.cues import claims_success
 from harness.aids.text import copied_fraction
 from harness.selfscore.judges import ConfirmationSolvedCheck, SelfScoreJudges, StructuredJudge
-from harness.selfscore.participants import SimulatedUser
 from harness.selfscore.sanity import balanced, outcome_cases, solved_cases
-from harness.selfscore.user_checks import (leaked_terms, repeated_message, invented_versions, rule_violations,
-                                          version_conflicts)
+from harness.simuser.checks import (leaked_terms, repeated_message, invented_versions, rule_violations,
+                                    version_conflicts)
+from harness.simuser.users import SimulatedUser
 from tests.fakes import ScriptedChatModel
 
 
@@ -282,7 +282,7 @@ def test_a_long_earlier_message_written_out_again_whole_is_a_repeat():
 
 
 def test_a_reply_that_copies_the_agents_message_is_an_echo_but_a_report_of_doing_it_is_not():
-    from harness.selfscore.user_checks import echoed_agent, rule_violations
+    from harness.simuser.checks import echoed_agent, rule_violations
     agent = ("Try reinstalling the xserver-xorg package. You can do this by running the following command "
              "in the terminal:\nsudo apt-get install --reinstall xserver-xorg\nIf the problem persists, check "
              "your logs:\nsudo journalctl -xe")
@@ -402,7 +402,7 @@ async def test_a_message_failing_every_attempt_is_kept_and_marked_unresolved():
 async def test_a_not_fixed_reply_that_claims_success_in_every_draft_is_never_sent():
     """b15: "I have resolved the issue" in every regeneration under a not-fixed outcome ended
     the conversation as solved. The reply sent says the problem is still there."""
-    from harness.selfscore.participants import NOT_FIXED_FALLBACK
+    from harness.simuser.users import NOT_FIXED_FALLBACK
     drafts = ["Great, it works now!", "It works perfectly now, thanks!", "I have resolved the issue, it works."]
     user_client, _ = client(user_model("No", drafts), role="user")
     history = [*BEFORE[:1], Message("agent", "Restart your router.")]
@@ -502,7 +502,7 @@ async def test_a_user_message_that_reads_like_the_agent_is_not_a_confirmation():
 
 
 def test_commands_that_only_look_at_the_system_are_not_terms_of_the_fix():
-    from harness.selfscore.fix_terms import shared_fix_terms
+    from harness.simuser.fix_terms import shared_fix_terms
     solution = "install gdm\n\ndpkg -l |grep ubuntu-desktop\n\nreinstall gnome. it was removed for some reason"
     question = "After an update I lost gnome in my hardy machine. All I get is text based login."
     # a diagnostic step the helpers also used is no sign that the message gives their fix ...
@@ -513,7 +513,7 @@ def test_commands_that_only_look_at_the_system_are_not_terms_of_the_fix():
 
 
 def test_the_nicks_a_thread_addresses_are_not_terms_of_the_fix():
-    from harness.selfscore.fix_terms import distinctive_terms, shared_fix_terms
+    from harness.simuser.fix_terms import distinctive_terms, shared_fix_terms
     # a real #ubuntu solution (thread 1357): every helper line starts with the asker's nick
     solution = "keanu: are there any error messages?\nkeanu: try setting it to alsa\nthen restart it"
     assert "keanu" not in distinctive_terms(solution)
@@ -557,7 +557,7 @@ def test_the_similarity_compares_the_fix_and_the_message_without_the_nicks_the_f
     ("", False),
 ])
 def test_a_message_that_only_asks(message, asks):
-    from harness.selfscore.fix_terms import asks_only
+    from harness.simuser.fix_terms import asks_only
     assert asks_only(message) is asks
 
 
@@ -572,7 +572,7 @@ async def test_a_question_is_no_fix_whatever_the_scores():
 
 
 def test_inflections_of_generic_fix_words_are_not_terms_of_the_fix():
-    from harness.selfscore.fix_terms import distinctive_terms, is_generic, shared_fix_terms
+    from harness.simuser.fix_terms import distinctive_terms, is_generic, shared_fix_terms
     # seen in a batch (task 1451): "reinstalling" in a generic reply matched the thread's fix
     assert {w for w in ("reinstalling", "reinstalled", "restarting", "rebooting", "rebooted",
                         "installation", "installs", "packages", "commands")
@@ -587,7 +587,7 @@ def test_inflections_of_generic_fix_words_are_not_terms_of_the_fix():
 
 
 def test_the_simulators_own_instructions_are_cut_from_its_message():
-    from harness.selfscore.user_checks import strip_copied_instructions
+    from harness.simuser.checks import strip_copied_instructions
     # seen in a batch: the outcome note written out after the reply
     text = ("I added my key to the agent and restarted the SSH service. The problem is not solved. "
             "If the agent asked you something, answer it from your facts. If the agent told you to do "
@@ -637,7 +637,7 @@ async def test_a_draft_that_is_only_the_copied_note_is_regenerated():
 
 
 def test_a_short_copied_order_of_the_note_is_cut_but_a_plain_report_stays():
-    from harness.selfscore.user_checks import strip_copied_instructions
+    from harness.simuser.checks import strip_copied_instructions
     assert strip_copied_instructions("I changed the boot order in my BIOS. Never say that it works.)") == \
         ("I changed the boot order in my BIOS.", ["Never say that it works.)"])
     assert strip_copied_instructions("I did it. The problem is still there.") == ("I did it. The problem is still there.", [])

@@ -12,7 +12,7 @@ from harness.compose import Runtime
 from harness.config import ModelSpec, load_config
 from harness.models.llm import RoleClient, chat_model_for
 from harness.selfscore.batch import arun_selfscore
-from harness.selfscore.participants import PlainAgent
+from harness.agents.plain import PlainAgent
 from harness.study.call_report import call_lines, latency_stages
 from harness.tasks.datasets import load_dataset
 from harness.voice.chunked_stt import schedule, transcribe_chunks

@@ -37,14 +37,14 @@ from typing import Any, Callable, Iterable, Sequence
 
 import chromadb
 from chromadb.config import Settings
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import SystemMessage
 
 from graphs.protocols import Message, Problem, Reply
+from harness.agents.history import HISTORY_CHARS, as_chat, window
 from harness.config import RagConfig
 from harness.models.embeddings import MiniLMEmbedder, default_embedder
 from harness.models.llm import RoleClient
 from harness.selfscore import prompts
-from harness.selfscore.participants import HISTORY_CHARS, window
 from harness.tasks.datasets import Task
 from harness.tasks.split import split_ids
 
@@ -320,10 +320,6 @@ def rag_system_prompt(passages: Sequence[dict[str, Any]], base: str = prompts.AG
     return base + RAG_BLOCK.format(excerpts=excerpts)
 
 
-def _as_chat(history: Sequence[Message]) -> list[BaseMessage]:
-    return [AIMessage(m.content) if m.role == "agent" else HumanMessage(m.content) for m in history]
-
-
 class RagAgent:
     """The paper's RAG agent: the plain agent's prompt plus retrieved knowledge-base excerpts.
 
@@ -355,7 +351,7 @@ class RagAgent:
         passages = await asyncio.to_thread(self._retrieve, problem, history)
         system = rag_system_prompt(passages, self.system_prompt)
         budget = max(MIN_HISTORY_CHARS, HISTORY_CHARS - (len(system) - len(self.system_prompt)))
-        messages = [SystemMessage(system), *_as_chat(window(history, budget))]
+        messages = [SystemMessage(system), *as_chat(window(history, budget), "agent")]
         text, call = await self.client.complete(messages, "agent:reply")
         extra = {"retrieved": [{"id": p["id"], "task_id": p["task_id"], "distance": round(p["distance"], 6)}
                                for p in passages],

@@ -2,7 +2,7 @@
 result is reported, the message reads like the help desk's.
 
 The solved-check's vetoes (``harness.selfscore.judges.ConfirmationSolvedCheck``), the simulated
-user's checks (``harness.selfscore.user_checks``) and the helpfulness bounds
+user's checks (``harness.simuser.checks``) and the helpfulness bounds
 (:mod:`harness.aids.helpfulness_bounds`) all read these. Each function keeps the list of matched
 texts its callers store; its ``*_hits`` twin gives the same matches as :class:`harness.aids.rules.Hit`,
 with the id of the rule that matched. The rules are data (:mod:`harness.aids.data_cues`).

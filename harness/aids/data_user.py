@@ -2,7 +2,7 @@
 the fix terms its outcome decision reads.
 
 Data only (the engine is :mod:`harness.aids.rules`; the checks are
-``harness.selfscore.user_checks`` and ``harness.selfscore.fix_terms``, docs/selfscore.md).
+``harness.simuser.checks`` and ``harness.simuser.fix_terms``, docs/selfscore.md).
 """
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ FIX_TERMS = RuleSet("fix-terms", [
           why="short words are too common to tell one fix from another"),
 ])
 
-# everything the simulated user's rule checks read (harness.selfscore.user_checks.rule_violations):
+# everything the simulated user's rule checks read (harness.simuser.checks.rule_violations):
 # a changed rule changes the version the user's regenerations are recorded under
 USER_CHECK_RULES = RuleSet.joined("user-checks", [USER_CHECKS, TEXT, AGENT, SUCCESS_CLAIM, PERSISTING, RESULT,
                                                   AFTER_STEP])

@@ -1,6 +1,8 @@
-"""SelfScore: the users and agents, the judges and their prompts, complexity, the solved-check,
-cost, the batch runner and its store sink, figures and scoring formulas, transcript scoring,
-re-judging, RAG, the sanity sets and the adversarial robustness suite.
+"""SelfScore, the method: the judges and their prompts, complexity, the solved-check, cost, the
+batch runner and its store sink, figures and scoring formulas, transcript scoring, re-judging,
+the sanity sets and the adversarial robustness suite. The two sides it rates are elsewhere: the
+simulated user in ``harness.simuser``, the agents in ``harness.agents``; the composition root
+builds them and hands them in.
 
 The face below names what other packages use (imported on first use, see harness/face.py);
 README.md beside this file says what lives here and what it may import.
@@ -10,28 +12,24 @@ from harness.face import lazy_face
 FACE = {
     "AgentTurnCost": "cost",
     "EXPORT_FIELDS": "scoring",
-    "KnowledgeBase": "rag",
-    "PlainAgent": "participants",
     "Progress": "runs",
     "ProgressFn": "runs",
-    "RagAgent": "rag",
     "Reason": "judges",
     "SCORER_VERSION": "scoring",
-    "ScriptedAgent": "participants",
-    "ScriptedUser": "participants",
     "SelfScoreBatch": "batch",
     "SelfScoreJudges": "judges",
-    "SimulatedUser": "participants",
     "TRANSLATE_VERSION": "languages",
     "StoreTurnSink": "batch",
     "StructuredJudge": "judges",
     "TranscriptError": "transcripts",
+    "YES_NO_SYSTEM": "prompts",
     "aid_counts": "aid_effects",
     "arun_selfscore": "batch",
     "ascore_transcripts": "transcripts",
     "call_rows": "runs",
     "complexity_pairs_for": "sanity",
     "create_rejudge_run": "rejudge",
+    "escape_judged_text": "judge_messages",
     "finish_run": "runs",
     "history_from_turns": "batch",
     "interaction_figures": "figures",
@@ -54,6 +52,7 @@ FACE = {
     "turn_quality": "scoring",
     "verdict_text": "adversarial",
     "weighted_complexity": "scoring",
+    "yes_no_messages": "judge_messages",
 }
 __all__ = sorted(FACE)
 __getattr__, __dir__ = lazy_face(__name__, FACE)

@@ -3,7 +3,7 @@ own block, then the task or the Yes/No question, with every delimiter tag in jud
 defused (``escape_judged_text``) and the latest message bounded.
 
 The judges (:mod:`harness.selfscore.judges`) and the simulated user's yes/no checks
-(:mod:`harness.selfscore.user_checks`) both build their prompts here.
+(:mod:`harness.simuser.checks`) both build their prompts here.
 """
 from __future__ import annotations
 

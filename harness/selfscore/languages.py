@@ -1,7 +1,7 @@
 """Judged messages in other languages: detect them, and judge them on what they say.
 
 A participant may write in any language. The judges' rubrics, and the solved-check's rules
-(``harness.selfscore.user_checks``: "still the same error", "it works now"), are English; a message in
+(``harness.aids.cues``: "still the same error", "it works now"), are English; a message in
 German must earn the score its English twin earns, no more and no less. Three modes
 (``scoring.other_languages``), measured with the ``translated`` suite (docs/robustness.md):
 

@@ -1,7 +1,8 @@
-"""Every prompt the harness sends, versioned.
+"""Every prompt SelfScore sends, versioned: the preprocessing, the agent and the judges here; the
+simulated user's in ``harness.simuser.prompts``, versioned by the same :data:`PROMPT_VERSION`.
 
-Change any text here and bump :data:`PROMPT_VERSION`: every stored judgment and score records
-the version that produced it. Judge prompts keep the judged text between tags, state the
+Change any text here or there and bump :data:`PROMPT_VERSION`: every stored judgment and score
+records the version that produced it. Judge prompts keep the judged text between tags, state the
 instruction hierarchy, and put the shared conversation before the task-specific instruction
 so that the calls of one turn share a cached prompt prefix on llama.cpp.
 """
@@ -94,54 +95,7 @@ def agent_system(reply_sentences: int = 0) -> str:
     ``reply_sentences`` > 0."""
     return AGENT_SYSTEM + (AGENT_REPLY_BOUND.format(sentences=reply_sentences) if reply_sentences > 0 else "")
 
-# --- the simulated user grounded in the real thread (p6, docs/selfscore.md) ----------------
-# The simulated user gets a hidden scenario: the true underlying problem, the fix that worked in
-# the real thread, and the facts the real asker gave later. Whether the agent's instruction fixes
-# the true cause is decided first, as a Yes/No question (USER_OUTCOME, token log-probabilities),
-# then the reply is written under that outcome, so the user never declares success at random.
-GROUNDED_USER_SYSTEM = (
-    "You are role-playing a PERSON who asked a help desk for help. You are NOT the assistant and "
-    "you do NOT know the solution or the cause of your problem.\n"
-    "Your original question was:\n<question>\n{question}\n</question>\n"
-    "Facts about your situation (tell one only when the agent asks for it, or when it is what you "
-    "saw after doing what the agent said; never list them all):\n<facts>\n{facts}\n</facts>\n"
-    "Rules:\n"
-    "- The other side of this chat is the help-desk AGENT. Reply to the agent's last message as "
-    "the person with the problem, in 1 to 3 short sentences, in the first person.\n"
-    "- Never explain the cause, never suggest a fix, never write instructions or code, never act "
-    "as the agent.\n"
-    "- If the agent asks something your facts do not answer, say that you do not know or give a "
-    "short plain answer that does not contradict your facts. Never make up version numbers."
-)
-USER_FIXED = ("(Note for your reply, not part of the agent's message: you did what the agent said "
-              "and it solved your problem. Say in one or two sentences what you did and that it "
-              "works now.)")
-USER_NOT_FIXED = ("(Note for your reply, not part of the agent's message: your problem is NOT "
-                  "solved. If the agent asked you something, answer it from your facts. If the "
-                  "agent told you to do something, say that you did it and that the problem is "
-                  "still there. Never say that it works. Do not repeat your question or an "
-                  "earlier message: say only what is new.)")
-USER_REJECTED = {  # why a draft was not used, told to the model when it writes the message again
-    "acts_as_agent": "it spoke like the help desk; write only as the person with the problem",
-    "leaks_solution": "it named the cause or the fix, which you do not know",
-    "contradicts_facts": "it contradicted the facts of your situation",
-    "invents_detail": "it named a version that your facts do not give; if asked, say you do not know it",
-    "false_success": "it said the problem is solved, but it is not",
-    "missed_success": "it did not say that the problem is solved now",
-    "repeats_earlier": "it repeated an earlier message; answer the agent's last message in your own words",
-    "echoes_agent": "it copied the agent's message; say in your own words what you did and what you see now",
-    "copies_instructions": "it copied the note instead of replying; reply to the agent in your own words",
-}
-USER_REGENERATION = "(Your last draft was not used: {why}.)"
-USER_OUTCOME = """The user's real problem (the agent does not know it): <problem>{problem}</problem>
-{solution_block}The AGENT's latest message:
-<latest>
-{agent}
-</latest>
-Question: does the agent's latest message tell the user to do something that fixes this real problem (the same fix, or another fix for the same cause)? A question, a fix for a different cause, or general text is No. Answer Yes or No."""
-USER_OUTCOME_SOLUTION = "The fix that solved it in the real thread: <solution>{solution}</solution>\n"
-USER_CONTRADICTS = """Facts about the user's situation: <facts>{facts}</facts>
-Question: does the latest USER message state something that contradicts these facts? Answer Yes or No."""
+# --- the simulated user: harness/simuser/prompts.py (its texts are versioned by PROMPT_VERSION) --
 
 # --- judges ------------------------------------------------------------------------------------
 # Layout of every judge prompt: the conversation so far, then the latest message on its own,
@@ -208,7 +162,7 @@ Give a reason of at most 25 words, then the score."""
 
 # The solved-check (prompt p6, method "confirmation"; docs/selfscore.md): the same one-token
 # Yes/No question about the USER's latest message in two phrasings, answered from token
-# log-probabilities and averaged, plus a rule veto (harness.selfscore.user_checks.persisting_cues).
+# log-probabilities and averaged, plus a rule veto (harness.aids.cues.persisting_cues).
 # Measured on the 26 solved-check sanity conversations (harness/data/sanity/solved_check.jsonl)
 # with the 1.5B at temperature 0: the single JSON verdict below (p4) said solved to all 26; the
 # first phrasing alone gave P(yes) 0.51-0.88 on solved and 0.12-0.50 on unsolved ones, the

@@ -141,7 +141,7 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
 
     Args:
         judges: the turn judges whose solved-check is tested (default: on ``judge``).
-        user: a ``harness.selfscore.participants.SimulatedUser`` for the outcome cases (needed when
+        user: a ``harness.simuser.users.SimulatedUser`` for the outcome cases (needed when
             ``outcome`` is not 0); with ``replies`` its whole reply is generated and checked too.
         on_progress: ``(cases judged, cases)`` as each judgment (or outcome scenario) comes back.
     """

@@ -4,7 +4,7 @@ A simulated user must stay a user: it must not leak the hidden solution, act as 
 contradict the facts of its scenario, or claim a success that the turn's decided outcome does
 not explain (nor miss reporting one that it does). :func:`rule_violations` finds these with
 rules; :func:`contradicts_facts` asks the judge role one Yes/No question. The simulated user
-(``harness.selfscore.participants.SimulatedUser``) regenerates a message that fails, a bounded number of
+(``harness.simuser.users.SimulatedUser``) regenerates a message that fails, a bounded number of
 times, and stores every check with the turn.
 
 The cues these checks share with the solved-check and the helpfulness bounds (success claimed,
@@ -22,6 +22,7 @@ from harness.aids.cues import agent_hits, claims_success, persisting_cues, resul
 from harness.aids.data_text import TEXT
 from harness.aids.data_user import USER_CHECKS
 from harness.aids.text import copied_fraction, plain_words, terms
+from harness.simuser import prompts
 
 # --- the simulator's own instructions, copied into its message ---------------------------------
 # The 1.5B sometimes writes the outcome note it was given ("If the agent asked you something,
@@ -33,7 +34,6 @@ _COPY_RUN = int(USER_CHECKS.limit("copy.run"))
 def _instruction_texts() -> list[str]:
     """The simulator's notes and rules, and each regeneration note it can be given (a batch
     reply ended "(Your last draft was not used: it repeated an earlier message; ...)")."""
-    from harness.selfscore import prompts
     return [prompts.USER_FIXED, prompts.USER_NOT_FIXED, prompts.GROUNDED_USER_SYSTEM.split("Rules:", 1)[-1],
             *(prompts.USER_REGENERATION.format(why=why) for why in prompts.USER_REJECTED.values())]
 
@@ -228,7 +228,6 @@ async def contradicts_facts(client, message: str, problem: Problem,
                             history: Sequence[Message]) -> tuple[float, list[LLMCall]]:
     """P(yes) that ``message`` contradicts the scenario's facts, asked of the judge role."""
     from harness.models.llm import ask_yes_no
-    from harness.selfscore import prompts
     from harness.selfscore.judge_messages import escape_judged_text, yes_no_messages
 
     facts = escape_judged_text("; ".join(problem.facts))

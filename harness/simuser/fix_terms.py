@@ -6,7 +6,7 @@ vocabulary (30,522 entries of common English: ``dhclient``, ``journalctl``, ``al
 split into pieces, ``line`` or ``check`` are not), and is not one of a few words every Linux or
 Windows fix uses (``sudo``, ``apt``, ``reboot``) or that only look at the system (``grep``,
 ``dmesg``, ``lspci``). The simulated user's outcome decision
-(``harness.selfscore.participants.SimulatedUser.outcome``) uses the overlap: a generic list of steps that
+(``harness.simuser.users.SimulatedUser.outcome``) uses the overlap: a generic list of steps that
 names none of the real fix's terms is not taken for the fix unless the model and the
 similarity are confident, and a message that only asks something is no fix at all
 (:func:`asks_only`; docs/selfscore.md).

@@ -1,58 +1,26 @@
-"""The two sides of a help-desk conversation: simulated and scripted users, the plain agent."""
+"""The user's side of a help-desk conversation: the LLM-simulated user grounded in the real
+thread, and the scripted user."""
 from __future__ import annotations
 
 import re
 from typing import Mapping, Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall, Message, Problem, Reply
+from harness.agents.history import as_chat, window
 from harness.aids.cues import claims_success
 from harness.aids.text import addressees, without_addresses
 from harness.aids import EMBEDDED_AIDS
 from harness.models.llm import RoleClient, ask_yes_no
-from harness.selfscore import prompts, user_checks
-from harness.selfscore.fix_terms import asks_only, shared_fix_terms
 from harness.selfscore.judge_messages import escape_judged_text
+from harness.selfscore.prompts import YES_NO_SYSTEM
 from harness.selfscore.transcript import _clip
-
-HISTORY_CHARS = 9000  # keeps the prompt inside one llama.cpp slot's context
-
-
-def window(history: Sequence[Message], max_chars: int = HISTORY_CHARS) -> list[Message]:
-    """The first message plus the most recent messages that fit in ``max_chars``."""
-    if not history:
-        return []
-    kept: list[Message] = []
-    budget = max_chars - len(history[0].content)
-    for m in reversed(history[1:]):
-        if budget - len(m.content) < 0 and kept:
-            break
-        kept.append(m)
-        budget -= len(m.content)
-    return [history[0], *reversed(kept)]
-
-
-def _as_chat(history: Sequence[Message], me: str) -> list[BaseMessage]:
-    """History from the point of view of ``me``: my messages are AI, the other side's human."""
-    return [AIMessage(m.content) if m.role == me else HumanMessage(m.content) for m in history]
-
+from harness.simuser import checks as user_checks
+from harness.simuser import prompts
+from harness.simuser.fix_terms import asks_only, shared_fix_terms
 
 _ROLE_PREFIX = re.compile(r"^\s*(user|person|me|customer|agent|assistant)\s*:\s*", re.I)
-
-
-class PlainAgent:
-    """The paper's plain agent: its system prompt and the windowed conversation."""
-
-    def __init__(self, client: RoleClient, system_prompt: str = prompts.AGENT_SYSTEM):
-        self.client = client
-        self.system_prompt = system_prompt
-
-    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
-        """The agent's reply to the windowed conversation (:func:`window`) under its system prompt."""
-        messages = [SystemMessage(self.system_prompt), *_as_chat(window(history), "agent")]
-        text, call = await self.client.complete(messages, "agent:reply")
-        return Reply(text.strip(), [call])
 
 
 def outcome_messages(problem: Problem, agent_message: str) -> list[BaseMessage]:
@@ -62,7 +30,7 @@ def outcome_messages(problem: Problem, agent_message: str) -> list[BaseMessage]:
     text = prompts.USER_OUTCOME.format(
         problem=escape_judged_text(problem.problem_statement or problem.question),
         solution_block=solution, agent=escape_judged_text(_clip(agent_message, 3000)))
-    return [SystemMessage(prompts.YES_NO_SYSTEM), HumanMessage(text)]
+    return [SystemMessage(YES_NO_SYSTEM), HumanMessage(text)]
 
 
 def _facts_block(problem: Problem) -> str:
@@ -71,7 +39,7 @@ def _facts_block(problem: Problem) -> str:
 
 # The outcome decision: the mean of P(yes) and the similarity to the real fix, against a
 # threshold that depends on whether the message names a distinctive term of the real fix
-# (harness.selfscore.fix_terms). Measured on the first 16 outcome scenarios (harness/data/sanity/
+# (harness.simuser.fix_terms). Measured on the first 16 outcome scenarios (harness/data/sanity/
 # user_outcome.jsonl) with the 1.5B: fixes that name a term 0.56-0.80, fixes that do not (another
 # fix for the same cause) 0.69-0.78, non-fixes 0.30-0.55 (none names a term). A single threshold
 # (0.62) missed two fixes and, in a batch, took a generic list of sshd_config and permission steps
@@ -89,7 +57,7 @@ class SimulatedUser:
 
     Turn 1 is the question itself. Each later turn: (1) decide the outcome: does the agent's
     latest message fix the hidden true problem (:meth:`outcome`)? (2) write the reply under that outcome,
-    with the asker's facts as a hidden scenario; (3) check it (``harness.selfscore.user_checks``: rules,
+    with the asker's facts as a hidden scenario; (3) check it (``harness.simuser.checks``: rules,
     then the judge role for contradictions when ``judge`` is given and the task has facts) and
     regenerate a failed message up to ``max_regenerations`` times (default: the user_regenerations
     aid's value when on; a runtime passes its method profile's). The decision, every attempt
@@ -126,7 +94,7 @@ class SimulatedUser:
         """Does the agent's message fix the hidden true problem? The mean of the user model's
         P(yes) (token log-probabilities) and the embedding similarity of the message with the
         thread's real fix reaches the threshold: a lower one when the message names a
-        distinctive term of the real fix (``harness.selfscore.fix_terms``), a higher one when it does not;
+        distinctive term of the real fix (``harness.simuser.fix_terms``), a higher one when it does not;
         ``fix_threshold`` when the task has no solution. A message that only asks something and
         names no term of the fix is not fixed whatever the scores (``asks_only`` in the record)."""
         p_llm, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),
@@ -158,7 +126,7 @@ class SimulatedUser:
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
         """The user's message of turn ``turn_index``: the question on turn 1; later, the
         :meth:`outcome` of the agent's last message decides fixed or not and the reply is drafted
-        to say so, regenerated while a draft breaks a check (``harness.selfscore.user_checks``).
+        to say so, regenerated while a draft breaks a check (``harness.simuser.checks``).
         The decision, every draft and its violations are in ``extra['simulator']``."""
         if turn_index == 1 or not history:
             return Reply(problem.question)
@@ -168,7 +136,7 @@ class SimulatedUser:
         calls.append(call)
         system = prompts.GROUNDED_USER_SYSTEM.format(
             question=escape_judged_text(problem.question), facts=_facts_block(problem))
-        chat = _as_chat(window(history), "user")
+        chat = as_chat(window(history), "user")
         note = prompts.USER_FIXED if fixed else prompts.USER_NOT_FIXED
         chat[-1] = HumanMessage(f"{chat[-1].content}\n\n{note}")
         attempts: list[dict] = []
@@ -257,39 +225,3 @@ class ScriptedUser:
         script = self.script.get(problem.interaction_id, ()) if isinstance(self.script, Mapping) else self.script
         i = turn_index - 2
         return Reply(script[i] if i < len(script) else None)
-
-
-class ScriptedAgent:
-    """Replays fixed agent replies: a human help-desk worker's answers (the human baseline)
-    or a stored run's replies (re-judging). Reply *n* of an interaction is ``replies[id][n-1]``.
-
-    ``calls`` optionally gives, per interaction, the original agent call of each reply (its
-    tokens and model), recorded with purpose ``agent:replayed`` so cost and tokens carry over.
-    """
-
-    def __init__(self, replies: Mapping[str, Sequence[str]],
-                 calls: Mapping[str, Sequence[LLMCall]] | None = None):
-        self.replies = replies
-        self.calls = calls or {}
-
-    def _next(self, problem: Problem, history: Sequence[Message]) -> tuple[int, Sequence[str]]:
-        """The index of the next reply, and the interaction's replies."""
-        return sum(1 for m in history if m.role == "agent"), self.replies.get(problem.interaction_id, ())
-
-    def has_reply(self, problem: Problem, history: Sequence[Message]) -> bool:
-        """Whether the script holds a reply to the next user message (an LLM-simulated user can
-        outlast the real thread; the turn loop then ends the conversation, ``agent_ended``)."""
-        n, replies = self._next(problem, history)
-        return n < len(replies)
-
-    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
-        """The interaction's next scripted reply, with its original agent call when one is given.
-
-        Raises:
-            ValueError: the script has no reply left for this turn."""
-        n, replies = self._next(problem, history)
-        if n >= len(replies):
-            raise ValueError(f"{problem.interaction_id}: no scripted agent reply for turn {n + 1} "
-                             f"(the script has {len(replies)}); the user script is longer than the agent's.")
-        original = self.calls.get(problem.interaction_id, ())
-        return Reply(replies[n], [original[n]] if n < len(original) else [])

@@ -6,7 +6,7 @@ pytest test; a few minutes on 2 cores).
     .venv/bin/python -m tests.benchmarks.bench_outcome --replay   # real helpers' messages
 
 For every scenario of ``harness/data/sanity/user_outcome.jsonl`` it prints the parts of the
-decision (``harness.selfscore.participants.SimulatedUser.outcome``): the user model's P(yes), the MiniLM
+decision (``harness.simuser.users.SimulatedUser.outcome``): the user model's P(yes), the MiniLM
 similarity with the real fix, their mean, the shared fix terms, the threshold and the decision,
 against the case's class. ``deskbench sanity`` reports only right/wrong per class; this shows
 the margins the thresholds were set on. It exits 0: the figures are informative.

@@ -1,7 +1,7 @@
 """The judgment rules' verdicts before and after they became data (harness/aids), message by message.
 
 Runs the old code (harness/selfscore/helpfulness_bounds.py, user_checks.py and fix_terms.py as
-they were in git, loaded from ``git show``) and the new code (harness/aids and the selfscore
+they were in git, loaded from ``git show``) and the new code (harness/aids and the simuser
 modules that read it) over every user and agent message of the shipped sanity sets, the real
 #ubuntu threads and the adversarial suite, and prints, for each function, how many verdicts
 changed, with each changed message and its old -> new verdict.
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     old = load_old(rev)
     old["cues"] = old["user_checks"]
     from harness.aids import cues, helpfulness_bounds
-    from harness.selfscore import fix_terms, user_checks
+    from harness.simuser import checks as user_checks, fix_terms
     new = {"helpfulness_bounds": helpfulness_bounds, "user_checks": user_checks, "cues": cues, "fix_terms": fix_terms}
     convs = conversations()
     users = sum(m.role == "user" for _, _, msgs in convs for m in msgs)
