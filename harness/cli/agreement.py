@@ -46,10 +46,15 @@ def labelled_rows(path: Path, split: str) -> list[dict[str, Any]]:
 JUDGED_KINDS = ("solved", "agent_helpfulness", "user_helpfulness")
 
 
-def _labelled_turn(row: dict, i: int, kind: str) -> bool:
-    """Whether turn ``i`` of ``row`` needs ``kind`` judged: the solved-check on every turn (a
-    conversation is solved when any turn is), a helpfulness score where a label compares it."""
-    return kind == "solved" or (row["turns"][i].get("labels") or {}).get(kind) is not None
+def _wanted(kinds):
+    """What to judge for ``kinds``: the solved-check on every turn (a conversation is solved when
+    any turn is), a helpfulness score where a label compares it, complexity where a conversation
+    has a quality label; and the problem statement the solved-check needs."""
+    def wanted(row: dict, i: int | None, kind: str) -> bool:
+        if i is None:
+            return kind == "complexity" and (row.get("labels") or {}).get("quality") is not None
+        return kind in kinds and (kind == "solved" or (row["turns"][i].get("labels") or {}).get(kind) is not None)
+    return wanted
 
 
 async def judge_labelled(runtime, rows: list[dict[str, Any]], out_path: Path, concurrency: int,
@@ -58,15 +63,25 @@ async def judge_labelled(runtime, rows: list[dict[str, Any]], out_path: Path, co
     return the scored rows (also written to ``out_path``)."""
     from harness.selfscore.transcripts import ascore_transcripts
     from harness.tasks.jsonl import write_jsonl
-    kinds = {"problem", *kinds}
-    if any((r.get("labels") or {}).get("quality") is not None for r in rows):
-        kinds.add("complexity")
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "labelled.jsonl"
         write_jsonl(source, rows)
         await ascore_transcripts(source, out_path, runtime, concurrency=concurrency, on_progress=on_progress,
-                                 kinds=kinds, wanted=_labelled_turn)
+                                 wanted=_wanted(set(kinds)))
     return [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+async def heldout_line(runtime, n: int) -> str:
+    """One line of agreement with the human labels of ``n`` held-out conversations of the shipped
+    set (balanced solved/unsolved, in file order): solved per class and agent helpfulness."""
+    from harness.study.label_agreement import agreement_line, agreement_summary
+    rows = labelled_rows(LABELLED_SET, "heldout")
+    by_label = [[r for r in rows if (r.get("labels") or {}).get("solved") is label] for label in (True, False)]
+    picked = [r for pair in zip(*by_label) for r in pair][:n]
+    with tempfile.TemporaryDirectory() as tmp:
+        scored = await judge_labelled(runtime, picked, Path(tmp) / "scored.jsonl", runtime.config.run.concurrency,
+                                      kinds=("solved", "agent_helpfulness"))
+    return agreement_line(agreement_summary(scored, "heldout"))
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from graphs.protocols import Judgment, Message, Problem
 from harness.selfscore import prompts
@@ -54,8 +54,7 @@ async def ascore_transcripts(path: str | Path, out: str | Path, runtime: Runtime
                       weights: Sequence[float] = (0.5, 0.4, 0.1),
                       concurrency: int = 4,
                       on_progress: Callable[[int, int], None] | None = None,
-                      kinds: Collection[str] | None = None,
-                      wanted: Callable[[dict, int, str], bool] | None = None) -> dict[str, Any]:
+                      wanted: Callable[[dict, int | None, str], bool] | None = None) -> dict[str, Any]:
     """Score the interactions of a JSONL transcript file and write one JSONL row each (the
     coroutine; :func:`score_transcripts` runs it in its own event loop).
 
@@ -73,9 +72,8 @@ async def ascore_transcripts(path: str | Path, out: str | Path, runtime: Runtime
         concurrency: most model calls in flight at once.
         on_progress: ``(interactions done, interactions)`` while judging, as each interaction
             has all it lacked (not called when nothing is judged).
-        kinds: judge only these of :data:`KINDS` (default all); what is missing of the others
-            stays None (``deskbench agreement`` judges only what the labels compare).
-        wanted: ``(row, turn index, kind) -> bool``: judge a missing turn value only where true.
+        wanted: ``(row, turn index or None, kind of KINDS) -> bool``: judge a missing value only
+            where true (default everywhere; ``deskbench agreement`` judges what labels compare).
 
     Returns:
         ``count`` (interactions), ``scored`` (with a final score), ``judged`` and ``failed``
@@ -94,16 +92,12 @@ async def ascore_transcripts(path: str | Path, out: str | Path, runtime: Runtime
         raise ValueError("concurrency must be at least 1")
     path, out = Path(path), Path(out)
     rows = read_transcripts(path)
-    unknown = set(kinds or ()) - set(KINDS)
-    if unknown:
-        raise ValueError(f"unknown judgment kind(s) {sorted(unknown)}; kinds are {', '.join(KINDS)}")
     if no_judge or runtime is None:
         why = "required with --no-judge" if no_judge else "no runtime given to judge it"
         problems = [f"line {n}: {field} is missing ({why})"
                     for n, row in rows for field in missing_fields(row)]
         raise_problems(problems, path)
-    judging = (_Judging(runtime, concurrency, on_progress, set(kinds or KINDS), wanted)
-               if runtime is not None and not no_judge else None)
+    judging = _Judging(runtime, concurrency, on_progress, wanted) if runtime is not None and not no_judge else None
     records = [_start_record(row) for _, row in rows]
     if judging is not None:
         await judging.fill_all(records)
@@ -262,12 +256,11 @@ class _Judging:
     """Fills in the missing values of many records, at most ``concurrency`` calls at once."""
 
     def __init__(self, runtime: Runtime, concurrency: int,
-                 on_progress: Callable[[int, int], None] | None = None, kinds: Collection[str] = KINDS,
-                 wanted: Callable[[dict, int, str], bool] | None = None):
+                 on_progress: Callable[[int, int], None] | None = None,
+                 wanted: Callable[[dict, int | None, str], bool] | None = None):
         self.runtime = runtime  # role clients are made on first use: that may start a server
         self.concurrency = concurrency
         self.on_progress = on_progress
-        self.kinds = set(kinds)
         self.wanted = wanted or (lambda row, i, key: True)
         self.judged: Counter[str] = Counter()
         self.failed: Counter[str] = Counter()
@@ -290,16 +283,16 @@ class _Judging:
         """Judge everything ``record`` lacks; the problem first where a solved-check needs it."""
         turns = record["turns"]
         jobs = []
-        if record.get("complexity") is None and "complexity" in self.kinds:
+        if record.get("complexity") is None and self.wanted(record, None, "complexity"):
             jobs.append(self._complexity(record))
         problem_job = None
-        if not record.get("problem") and "solved" in self.kinds and any(t.get("solved") is None for t in turns):
+        if not record.get("problem") and any(t.get("solved") is None and self.wanted(record, i, "solved")
+                                             for i, t in enumerate(turns)):
             problem_job = asyncio.ensure_future(self._problem(record))
             jobs.append(problem_job)
         for i, turn in enumerate(turns):
             jobs += [self._turn(record, i, key, problem_job)
-                     for key in TURN_JUDGMENTS if turn.get(key) is None and key in self.kinds
-                     and self.wanted(record, i, key)]
+                     for key in TURN_JUDGMENTS if turn.get(key) is None and self.wanted(record, i, key)]
         await asyncio.gather(*jobs)
 
     async def _complexity(self, record: dict[str, Any]) -> None:
@@ -324,7 +317,8 @@ class _Judging:
             if record.get("problem") is None:
                 self._record(record, i, key, None, "no problem statement (its extraction failed)")
                 return
-        problem = Problem(record["id"], record["question"], None, record.get("problem"))
+        problem = Problem(record["id"], record["question"], None, record.get("problem"),
+                          solution=(record.get("solution") or "").strip() or None)
         judges = self.runtime.turn_judges()
         history = _history(record["turns"], i, with_agent=key != "user_helpfulness")
         async with self.slots:
