@@ -23,6 +23,7 @@ from harness.aids.profiles import Profile, resolve_profile
 from harness.config import NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
 from harness.models.engine import EngineManager
 from harness.models.llm import RoleClient, chat_model_for
+from harness.agents.prompts import agent_system
 from harness.selfscore import prompts
 from harness.selfscore.batch import Progress, ProgressFn, arun_selfscore
 from harness.selfscore.cost import AgentTurnCost
@@ -158,7 +159,7 @@ class Runtime:
 
     def llm_agent(self, kind: str) -> Agent:
         """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``."""
-        system = prompts.agent_system(self.profile.value("reply_cap"))
+        system = agent_system(self.profile.value("reply_cap"))
         if kind == "rag":
             from harness.agents.rag import RagAgent
             return RagAgent(self.client("agent"), self.knowledge_base(), k=self.config.rag.k,

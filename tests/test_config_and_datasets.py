@@ -112,7 +112,7 @@ def test_ubuntu_irc_builtin_sets_load_by_name():
 
 def test_agent_reply_bound_is_a_setting_and_zero_keeps_the_papers_prompt(tmp_path):
     from harness.compose import Runtime
-    from harness.selfscore import prompts
+    from harness.agents import prompts
     from tests.fakes import default_responder, fake_factory
     bounded = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite")}),
                       fake_factory(default_responder()))

@@ -46,7 +46,7 @@ def test_a_setting_overrides_the_profile_aid_by_aid(tmp_path):
 
 def test_the_paper_profile_is_the_papers_agent_prompt(tmp_path):
     from harness.compose import Runtime
-    from harness.selfscore import prompts
+    from harness.agents import prompts
     with Runtime(config(tmp_path, scoring={"profile": "paper"}), fake_factory(default_responder())) as rt:
         assert rt.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM
         assert rt.simulated_user().max_regenerations == 0

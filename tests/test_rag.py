@@ -10,7 +10,7 @@ from graphs.protocols import Message, Problem
 from harness.config import ModelSpec
 from harness.models.embeddings import MiniLMEmbedder, model_id
 from harness.models.llm import RoleClient
-from harness.selfscore import prompts
+from harness.agents import prompts
 from harness.agents.rag import (CHUNK_CHARS, KnowledgeBase, KnowledgeBaseError, RagAgent, chunk_text,
                                 question_key, rag_system_prompt, retrieval_query, split_tasks, task_chunks)
 from harness.tasks.datasets import Task, load_dataset

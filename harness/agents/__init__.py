@@ -11,6 +11,8 @@ FACE = {
     "HISTORY_CHARS": "history",
     "as_chat": "history",
     "window": "history",
+    "AGENT_SYSTEM": "prompts",
+    "agent_system": "prompts",
     "PlainAgent": "plain",
     "ScriptedAgent": "scripted",
     "BuildStats": "rag",

@@ -8,7 +8,7 @@ from langchain_core.messages import SystemMessage
 from graphs.protocols import Message, Problem, Reply
 from harness.agents.history import as_chat, window
 from harness.models.llm import RoleClient
-from harness.selfscore import prompts
+from harness.agents import prompts
 
 
 class PlainAgent:

@@ -44,7 +44,7 @@ from harness.agents.history import HISTORY_CHARS, as_chat, window
 from harness.config import RagConfig
 from harness.models.embeddings import MiniLMEmbedder, default_embedder
 from harness.models.llm import RoleClient
-from harness.selfscore import prompts
+from harness.agents import prompts
 from harness.tasks.datasets import Task
 from harness.tasks.split import split_ids
 

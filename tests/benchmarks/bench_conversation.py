@@ -43,6 +43,7 @@ import httpx
 
 from harness.compose import Runtime
 from harness.config import load_config
+from harness.agents import prompts as agent_prompts
 from harness.selfscore import prompts
 from harness.selfscore.batch import arun_selfscore
 from harness.tasks.datasets import Dataset, load_dataset
@@ -169,7 +170,7 @@ class Naive:
                             'as {"reason": str, "score": int}.')
             chat = [{"role": "user" if who == "USER" else "assistant", "content": t} for who, t in history]
             history.append(("AGENT", await self.call(
-                http, "agent", prompts.agent_system(self.config.run.agent_reply_sentences), chat)))
+                http, "agent", agent_prompts.agent_system(self.config.run.agent_reply_sentences), chat)))
             text = "\n".join(f"{who}: {t}" for who, t in history)
             await self.call(http, "judge", NAIVE_JUDGE_SYSTEM,
                             f"Conversation:\n{text}\nRate the latest AGENT message's helpfulness 1-10 "
