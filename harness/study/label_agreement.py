@@ -159,7 +159,8 @@ def label_pairs(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, A
                 items[kind].append({**base, "turn": i + 1, "human": turn_labels[kind], "judge": turn.get(kind),
                                     "judge_own": own, "text": turn.get("agent" if kind.startswith("agent") else "user"),
                                     "note": turn_labels.get("note")})
-        items["conversation"].append({**base, "quality": labels.get("quality"), "solved": labels.get("solved"),
+        items["conversation"].append({**base, "label_quality": labels.get("quality"),
+                                      "label_solved": labels.get("solved"),
                                       **{f: row.get(f) for f in CONVERSATION_FIGURES}})
     return items
 
@@ -196,9 +197,10 @@ def agreement_summary(rows: Sequence[Mapping[str, Any]], split: str | None = Non
         out["worst"][kind] = _worst(items[kind], graded=True)
     conv = items["conversation"]
     out["conversation"] = {
-        figure: {"with_quality": rank_agreement([(c["quality"], c[figure]) for c in conv if c["quality"] is not None]),
-                 "with_solved": rank_agreement([(float(bool(c["solved"])), c[figure]) for c in conv
-                                                if c["solved"] is not None])}
+        figure: {"with_quality": rank_agreement([(c["label_quality"], c[figure]) for c in conv
+                                                 if c["label_quality"] is not None]),
+                 "with_solved": rank_agreement([(float(bool(c["label_solved"])), c[figure]) for c in conv
+                                                if c["label_solved"] is not None])}
         for figure in CONVERSATION_FIGURES}
     return out
 
