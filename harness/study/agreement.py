@@ -12,6 +12,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from harness.study.judge_statistics import judge_comparison
+from harness.study.label_agreement import binary_agreement, rank_agreement
 
 
 def _pairs(rows: Sequence[Mapping[str, Any]], human: str, llm: str) -> list[tuple[float, float]]:
@@ -40,7 +41,9 @@ def helpfulness_agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     xs, ys = [h for h, _ in pairs], [m for _, m in pairs]
     out["mean_difference"] = sum(h - m for h, m in pairs) / len(pairs)
     out["mean_abs_difference"] = sum(abs(h - m) for h, m in pairs) / len(pairs)
-    out["pearson_r"], out["spearman_rho"] = _corr(xs, ys, "pearson"), _corr(xs, ys, "spearman")
+    ranks = rank_agreement(pairs)  # the statistics `deskbench agreement` reports, the same code
+    out["pearson_r"], out["spearman_rho"] = _corr(xs, ys, "pearson"), ranks["spearman_rho"]
+    out.update(spearman_ci=ranks["spearman_ci"], kendall_tau=ranks["kendall_tau"], kendall_ci=ranks["kendall_ci"])
     comparison = judge_comparison({"human": xs, "llm": ys})
     out["krippendorff_alpha"] = comparison["krippendorff_alpha"]
     if comparison["alpha_error"] or out["pearson_r"] is None:
@@ -49,17 +52,14 @@ def helpfulness_agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def solved_agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Agreement of the person's solved verdict with the solved-check's."""
-    pairs = [(round(h), round(m)) for h, m in _pairs(rows, "human_solved", "llm_solved")]
+    """Agreement of the person's solved verdict with the solved-check's (with
+    :func:`harness.study.label_agreement.binary_agreement`'s per-class figures)."""
+    pairs = [(bool(round(h)), bool(round(m))) for h, m in _pairs(rows, "human_solved", "llm_solved")]
     out: dict[str, Any] = {"n": len(pairs), "percent_agreement": None, "cohen_kappa": None}
     if not pairs:
         return out
-    agree = sum(h == m for h, m in pairs) / len(pairs)
-    p_h = sum(h for h, _ in pairs) / len(pairs)
-    p_m = sum(m for _, m in pairs) / len(pairs)
-    expected = p_h * p_m + (1 - p_h) * (1 - p_m)
-    out["percent_agreement"] = agree
-    out["cohen_kappa"] = None if expected >= 1 else (agree - expected) / (1 - expected)
+    table = binary_agreement(pairs)
+    out.update(percent_agreement=table["accuracy"], cohen_kappa=table["cohen_kappa"], classes=table["classes"])
     return out
 
 
