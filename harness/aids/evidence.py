@@ -21,6 +21,11 @@ EVIDENCE = RuleSet("evidence", [
     Rule(id="evidence.asks", pattern=r"\?\s*$", decides="agent reply: every sentence asks (or only thanks) "
          "-> no fix, the judge is not asked", why="'What does lsusb show?' moves the case forward but fixes "
          "nothing yet; 'Widen the column. Does that help?' gives a step and is judged"),
+    Rule(id="evidence.confirms", pattern=r"\b(?:works?|working|worked|fixed|solved|resolved|did the trick|"
+         r"(?:is|are) back|that did it|no longer)\b", decides="user reply: a success said in so many words (and "
+         "not negated: claims_success) -> solved by the previous answer, no question",
+         why="the looser success words ('mount', 'shows', 'appears') fired on 'unable to mount as the type "
+         "disappeared' and 'a screen came with lot of logs' in real threads (tune split)"),
 ], word_lists=[
     WordList(id="evidence.accepts", words="thanks thank thx ty cheers appreciate appreciated great perfect "
              "awesome excellent nice cool much very so a lot ok okay k alright right you i will try that it "
@@ -46,8 +51,9 @@ def reaction(message: str) -> tuple[str, list[str]]:
     if persisting:
         return "persists", persisting
     success = [h.rule_id for h in claims_success_hits(message)]
-    if success:
-        return "confirms", success
+    plainly = [h.rule_id for h in EVIDENCE.all(message) if h.rule_id == "evidence.confirms"]
+    if success and plainly:
+        return "confirms", success + plainly[:1]
     if hits:  # only untried.*: "OK, I will try that"
         return "accepts", [h.rule_id for h in hits]
     words = plain_words(message)

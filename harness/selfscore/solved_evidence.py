@@ -10,9 +10,10 @@ This check reads what a person would:
    answer to step 2; a persisting symptom or a new question does not end anything by itself;
 2. whether an answer fixes the problem: an agent message that only asks, only sends the user
    elsewhere, or repeats an earlier message is no fix (rules, no question); otherwise the judge
-   answers one Yes/No question, "does it tell the user how to fix exactly this problem?", from
-   token log-probabilities, averaged with the answer's embedding similarity to the reference
-   solution where the task has one; at or above :data:`ANSWER_THRESHOLD` it is solved.
+   answers one Yes/No question in two phrasings ("does it tell the user how to fix exactly this
+   problem?", "if the user does exactly that, is the problem gone?"), from token
+   log-probabilities, averaged, then averaged with the answer's embedding similarity to the
+   reference solution where the task has one; at or above :data:`ANSWER_THRESHOLD` it is solved.
 
 So a one-turn right fix is solved, and a thank-you after a pointer elsewhere is not. The
 probabilities, the rules that decided and the answer they were asked about are stored.
@@ -28,12 +29,15 @@ from harness.selfscore import prompts
 from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages
 
-EVIDENCE_VERSION = "ev1"
+EVIDENCE_VERSION = "ev2"  # ev2: two phrasings averaged (ev1: one), a success must be said plainly
 ANSWER_THRESHOLD = 0.5
 """P(the answer fixes the problem) at or above which it counts as the fix."""
 
 ANSWER_QUESTION = """The user's underlying problem: <problem>{problem}</problem>
 {reference}Question: does the latest AGENT message tell the user how to fix exactly this problem (a fix for its cause, not for a neighbouring problem)? A question back to the user, general advice, sending the user elsewhere or a fix for a different cause is No. Answer Yes or No, one word, not JSON."""
+ANSWER_QUESTION_ALT = """The user's underlying problem: <problem>{problem}</problem>
+{reference}Question: if the user does exactly what the latest AGENT message says, is this problem gone (its cause fixed)? A question, general advice, a pointer elsewhere or a step for another cause is No. Answer Yes or No, one word, not JSON."""
+QUESTIONS = (("q1", ANSWER_QUESTION), ("q2", ANSWER_QUESTION_ALT))
 REFERENCE = "The fix that solved it: <solution>{solution}</solution>\n"
 class EvidenceSolvedCheck:
     """Method ``evidence``: solved when the user confirms the previous answer, or when an answer
@@ -63,10 +67,14 @@ class EvidenceSolvedCheck:
         statement = escape_judged_text(problem.problem_statement or problem.question)
         solution = problem.solution or problem.reference_answer
         reference = REFERENCE.format(solution=escape_judged_text(solution[:1500])) if solution else ""
-        p, _, call = await ask_yes_no(self.client, judge_messages(
-            seen[:index + 1], ANSWER_QUESTION.format(problem=statement, reference=reference)), "judge:solved:answer")
-        calls.append(call)
-        record = {"index": index, "p_llm": round(p, 4)}
+        record: dict = {"index": index}
+        for key, question in QUESTIONS:  # the same prompt up to the question: the second reuses its cache
+            p, _, call = await ask_yes_no(self.client, judge_messages(
+                seen[:index + 1], question.format(problem=statement, reference=reference)), f"judge:solved:{key}")
+            calls.append(call)
+            record[f"p_{key}"] = round(p, 4)
+        p = (record["p_q1"] + record["p_q2"]) / 2
+        record["p_llm"] = round(p, 4)
         score = p
         if solution:
             record["similarity"] = round(self.similarity(text, solution), 4)
