@@ -42,7 +42,7 @@ def test_the_users_reaction_to_the_previous_answer(message, kind):
 
 
 @pytest.mark.parametrize("text,rule", [
-    ("What does the cell show when you click it?", "evidence.asks"),
+    ("What does the cell show when you click it?", "asks.question"),
     ("Please contact your IT administrator about this.", "elsewhere.contact"),
     ("Widen the column. Does that help?", None), (FIX, None)])
 def test_what_is_no_fix_whatever_the_judge_says(text, rule):

@@ -19,6 +19,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
     data_cues.AGENT_INSTRUCTIONS,
     data_bounds.NO_OUTPUT, data_bounds.WORKS, data_bounds.OUTPUT, data_bounds.POSTPONES, data_bounds.REFUSES,
     data_bounds.ACK, data_bounds.QUESTION_DETAIL, data_bounds.HOW_TO, data_bounds.ELSEWHERE, data_bounds.STEP,
+    data_bounds.ASKS, data_bounds.PLEASANTRY,
     data_bounds.BANDS, data_user.USER_CHECKS, data_user.FIX_TERMS, evidence.EVIDENCE,
 )
 """The sets of one decision each; together they hold every entry once."""

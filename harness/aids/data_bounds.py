@@ -155,6 +155,28 @@ BANDS = RuleSet("bands", limits=[
           why="an agent's commands are short ('sudo apt-get install gdm'): runs of 4 would miss them"),
     Limit(id="band.elsewhere", value=3, decides="cap of an agent reply that only sends the user elsewhere",
           why="the rubric's 3: no step of its own"),
+    Limit(id="band.pleasantry", value=2, decides="cap of an agent reply that is only a pleasantry",
+          why="the rubric's 1-2 (does nothing to solve the problem): 'You are welcome.' scored 6-8 (agreement "
+          "set, tune split; a real helpdesk set in the issue)"),
+    Limit(id="band.asks", value=5, decides="floor of an agent reply that only asks the user something",
+          why="a diagnostic question moves the case forward ('can you be more specific', 'what does lsusb show') "
+          "and the 1.5B gave such questions 1 (agreement set, tune split: rho 0.34 -> 0.41 with this and the "
+          "pleasantry cap)"),
+])
+ASKS = RuleSet("asks", [
+    Rule(id="asks.question", pattern=r"\?\s*$", decides="a sentence that asks: an agent reply whose every "
+         "sentence asks (or only thanks) asks the user something and fixes nothing yet",
+         why="'What does lsusb show?' moves the case forward but fixes nothing yet; 'Widen the column. Does that "
+         "help?' gives a step"),
+])
+PLEASANTRY = RuleSet("pleasantry", word_lists=[
+    WordList(id="pleasantry.words", words="you are you're youre re welcome no problem np glad to help helped happy "
+             "good luck anytime any time cheers great nice ok okay sure thanks it works i am that s is",
+             decides="an agent reply of these words only is a pleasantry -> helpfulness cap 2",
+             why="'You're welcome!', 'no problem.', 'glad it works' after the user said it works"),
+], limits=[
+    Limit(id="pleasantry.max_words", value=8, decides="a pleasantry has at most this many words",
+          why="'Glad it works, good luck!' is 5 words; a longer reply says more"),
 ])
 
 # -- what each bound reads, versioned as one -----------------------------------------------------
@@ -165,4 +187,4 @@ OUTCOME = RuleSet.joined("outcome", [PERSISTS, NO_OUTPUT])
 DETAIL = RuleSet.joined("first-question-detail", [QUESTION_DETAIL, QUOTED, TECHNICAL])
 # everything the helpfulness bounds read: its version is the one each bounded judgment stores
 HB = RuleSet.joined("hb", [TEXT, ASSISTANT, SUCCESS_CLAIM, OUTCOME, WORKS, OUTPUT, QUOTED, TECHNICAL, REFUSES,
-                           POSTPONES, ACK, DETAIL, HOW_TO, ELSEWHERE, STEP, BANDS])
+                           POSTPONES, ACK, DETAIL, HOW_TO, ELSEWHERE, STEP, ASKS, PLEASANTRY, BANDS])

@@ -7,20 +7,16 @@ and repeat rules, so one rule decides the same thing everywhere.
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from graphs.protocols import Message
 from harness.aids.cues import claims_success_hits, persisting_hits
 from harness.aids.data_bounds import ACK
-from harness.aids.helpfulness_bounds import agent_reply_bounds
+from harness.aids.helpfulness_bounds import agent_reply_bounds, only_asks
 from harness.aids.rules import Limit, Rule, RuleSet, WordList
 from harness.aids.text import plain_words
 
 EVIDENCE = RuleSet("evidence", [
-    Rule(id="evidence.asks", pattern=r"\?\s*$", decides="agent reply: every sentence asks (or only thanks) "
-         "-> no fix, the judge is not asked", why="'What does lsusb show?' moves the case forward but fixes "
-         "nothing yet; 'Widen the column. Does that help?' gives a step and is judged"),
     Rule(id="evidence.confirms", pattern=r"\b(?:works?|working|worked|fixed|solved|resolved|did the trick|"
          r"(?:is|are) back|that did it|no longer)\b", decides="user reply: a success said in so many words (and "
          "not negated: claims_success) -> solved by the previous answer, no question",
@@ -38,7 +34,6 @@ EVIDENCE = RuleSet("evidence", [
           why="'ok thanks, I will try that tonight' is an acceptance; a long message says more"),
 ])
 EVIDENCE_RULES_VERSION = EVIDENCE.version
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def reaction(message: str) -> tuple[str, list[str]]:
@@ -68,11 +63,8 @@ def not_a_fix(text: str, earlier: Sequence[Message]) -> str | None:
     """Why an agent message is no fix whatever the judge says (the id of the rule), or None: it
     only asks (a question and no step), only sends the user elsewhere, or repeats an earlier
     agent message (the helpfulness bounds' rules)."""
-    sentences = [x.strip() for x in _SENTENCE_END.split(text or "") if x.strip()]
-    statements = [x for x in sentences if not EVIDENCE.first(x)]
-    accepted = EVIDENCE.words("evidence.accepts") | ACK.words("ack.words")
-    if len(statements) < len(sentences) and all(set(plain_words(x)) <= accepted for x in statements):
-        return "evidence.asks"
+    if only_asks(text):
+        return "asks.question"
     bounds = agent_reply_bounds(text, [*earlier, Message("agent", text)])
     if bounds.rule_ids and bounds.rule_ids[-1] in ("band.repeats_agent", "band.elsewhere"):
         return bounds.rule_ids[0]  # the rule that fired (repeat.agent_copied, elsewhere.*), then its band

@@ -27,19 +27,20 @@ judgment stores the ids of the rules that set its band and :data:`RULES_VERSION`
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from graphs.protocols import Message
 from harness.aids.cues import assistant_hits, claims_success
-from harness.aids.data_bounds import (ACK, BANDS, DETAIL, ELSEWHERE, HB, HOW_TO, OUTCOME, OUTPUT, POSTPONES,
-                                      REFUSES, STEP, WORKS)
+from harness.aids.data_bounds import (ACK, ASKS, BANDS, DETAIL, ELSEWHERE, HB, HOW_TO, OUTCOME, OUTPUT, PLEASANTRY, POSTPONES, REFUSES, STEP, WORKS)
 from harness.aids.data_text import QUOTED, TECHNICAL
 from harness.aids.rules import Hit
-from harness.aids.text import copied_fraction, utterance_words, without_addresses
+from harness.aids.text import copied_fraction, plain_words, utterance_words, without_addresses
 
 #: the content-hash version of every rule, word list and limit the bounds read (``hb-...``)
 RULES_VERSION = HB.version
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _ACK_WORDS = ACK.words("ack.words")
 _ACK_MAX = int(ACK.limit("ack.max_words"))
@@ -143,4 +144,17 @@ def agent_reply_bounds(text: str, history: Sequence[Message]) -> Bounds:
     elsewhere = ELSEWHERE.first(text)
     if elsewhere and not STEP.first(ELSEWHERE.sub(" ", text)):
         return _capped("band.elsewhere", f"only sends the user elsewhere ({elsewhere.text!r})", elsewhere.rule_id)
+    words = plain_words(without_addresses(text))
+    if words and len(words) <= PLEASANTRY.limit("pleasantry.max_words") and set(words) <= PLEASANTRY.words("pleasantry.words"):
+        return _capped("band.pleasantry", "only a pleasantry", "pleasantry.words")
+    if only_asks(text):
+        return _floored("band.asks", "only asks the user something", "asks.question")
     return Bounds()
+
+
+def only_asks(text: str) -> bool:
+    """Whether every sentence of an agent message asks (or only thanks): it asks the user
+    something and fixes nothing yet (``asks.question``)."""
+    sentences = [x.strip() for x in _SENTENCE_END.split(without_addresses(text or "")) if x.strip()]
+    statements = [x for x in sentences if not ASKS.first(x)]
+    return len(statements) < len(sentences) and all(set(plain_words(x)) <= ACK.words("ack.words") for x in statements)
