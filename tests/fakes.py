@@ -80,6 +80,9 @@ def default_responder(solve_at: int | None = 2, user_first: int = 6, user_later:
                     return "Yes" if solved else "No"
                 if "contradicts these facts" in last:
                     return "No"
+                # the evidence check's answer questions see the conversation up to this turn's reply
+                if "tell the user how to fix exactly this problem" in last or "is this problem gone" in last:
+                    return "Yes" if solve_at is not None and agent_turns(messages) >= solve_at else "No"
             if "actually solved" in last:
                 solved = solve_at is not None and agent_turns(messages) >= solve_at
                 return json.dumps({"reason": "checked", "solved": solved})

@@ -28,7 +28,8 @@ def human_tasks(tmp_path):
     return path
 
 
-def test_human_baseline_replays_human_replies_through_the_same_judges(tmp_path, human_tasks, endpoint):
+def test_human_baseline_replays_human_replies_through_the_same_judges(tmp_path, human_tasks, endpoint, monkeypatch):
+    monkeypatch.setenv("DESKBENCH_RUN__SOLVED_CHECK", "confirmation")  # the veto below is the confirmation check's
     store = tmp_path / "s.sqlite"
     assert main(["run", "--agent", "human", "--store", str(store), "--dataset", str(human_tasks),
                  "--limit", "2", "--quiet", *role_flags(endpoint.base_url)]) == 0

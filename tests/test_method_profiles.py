@@ -113,8 +113,14 @@ def test_a_right_first_answer_is_solved_on_the_paper_profile(tmp_path):
     assert [t["solved"] for t in reader.turns(interaction["id"])] == [1]
     solved = next(j for j in reader.judgments_for_run(run_id) if j["kind"] == "solved")
     assert solved["judge_score"] == 1 and solved["profile"] == "paper"
-    # the embedded profile's confirmation check never solves turn 1: the user has not answered
+    # the embedded profile's evidence check asks whether the answer is the fix: solved at turn 1 too
     _, run_id, reader = _run(tmp_path / "embedded", tasks, profile="embedded", responder=solves)
+    assert [t["solved"] for t in reader.turns(reader.interactions(run_id)[0]["id"])] == [1]
+    solved = next(j for j in reader.judgments_for_run(run_id) if j["kind"] == "solved")
+    assert json.loads(solved["parsed_json"])["method"] == "evidence"
+    # the confirmation check never solves turn 1: the user has not answered an agent message yet
+    _, run_id, reader = _run(tmp_path / "confirmation", tasks, profile="embedded", responder=solves,
+                             solved_check="confirmation")
     assert [t["solved"] for t in reader.turns(reader.interactions(run_id)[0]["id"])] == [0]
 
 

@@ -11,8 +11,11 @@ from tests.fakes import default_responder, fake_factory
 
 
 def make_config(tmp_path, scoring: dict | None = None, **run):
+    # the graph's tests drive the confirmation solved-check's fake answers (solved at turn solve_at
+    # when the user's message follows that many agent replies); the evidence check, the embedded
+    # profile's default: tests/test_solved_evidence.py and tests/test_method_profiles.py
     return load_config(overrides={"store": str(tmp_path / "s.sqlite"), "scoring": scoring or {},
-                                  "run": {"limit": 3, "max_turns": 4, **run}})
+                                  "run": {"limit": 3, "max_turns": 4, "solved_check": "confirmation", **run}})
 
 
 # the fake judges' fixed scores, as given: the rubric bounds would move a "still drops" report's 3
@@ -48,6 +51,8 @@ def test_stops_at_max_turns(tmp_path, tasks_file):
 
 
 def test_scripted_user_ends_the_conversation(tmp_path, tasks_file):
+    # the confirmation check: its fake questions say "not fixed" to the script's "Now it works"
+    # (the evidence check would take those words as the user's confirmation and stop)
     cfg, run_id, _, reader, factory = run(tmp_path, tasks_file, default_responder(solve_at=None),
                                           user="scripted", max_turns=10)
     by_task = {i["task_id"]: i for i in reader.interactions(run_id)}

@@ -54,7 +54,8 @@ def runtime_for(tmp_path):
     def make(responder=None):
         factory = fake_factory(responder or default_responder())
         # the fake judges' fixed scores, as given (the rubric bounds: tests/test_helpfulness_bounds.py)
-        cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "scoring": {"helpfulness_bounds": False}})
+        cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "scoring": {"helpfulness_bounds": False},
+                                     "run": {"solved_check": "confirmation"}})  # the fakes answer its questions
         made.append(Runtime(cfg, chat_models=factory))
         return made[-1], factory.models
     yield make

@@ -40,8 +40,10 @@ class Aid:
 AIDS: tuple[Aid, ...] = (
     Aid("helpfulness_bounds", "judge", "scoring.helpfulness_bounds", True, False, True,
         "pins a helpfulness score to the rubric's band where a rule sees what the message plainly is"),
-    Aid("solved_rules", "judge", "run.solved_check", "confirmation", "verdict", False,
-        "solved only when the user's latest message confirms the fix, rule vetoes first, never on turn 1"),
+    Aid("solved_rules", "judge", "run.solved_check", "evidence", "verdict", False,
+        "the solved-check reads the evidence with rules first: the user's reaction (a confirmation, then "
+        "two Yes/No questions), else whether an answer is the fix (rule vetoes, two Yes/No questions, "
+        "the reference solution)"),
     Aid("manipulation_defence", "judge", "scoring.manipulation_defence", True, False, False,
         "judges read messages with the spans that address a rater removed"),
     Aid("translation", "judge", "scoring.other_languages", "translate", "as-is", False,

@@ -243,7 +243,7 @@ class SelfScoreJudges:
         self.helpfulness_bounds = helpfulness_bounds
         self.judge_input = JudgeInput(manipulation_defence, other_languages, judge.client, escape_judged_text)
         self.confirmation = ConfirmationSolvedCheck(judge.client, judge_input=self.judge_input)
-        self.evidence = EvidenceSolvedCheck(judge.client, self.judge_input)
+        self.evidence = EvidenceSolvedCheck(judge.client, self.judge_input, confirmation=self.confirmation)
         self.profile_record = profile_record or _profile_of(solved_method, manipulation_defence,
                                                             other_languages, helpfulness_bounds)
 

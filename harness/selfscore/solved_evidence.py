@@ -29,7 +29,7 @@ from harness.selfscore import prompts
 from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages
 
-EVIDENCE_VERSION = "ev2"  # ev2: two phrasings averaged (ev1: one), a success must be said plainly
+EVIDENCE_VERSION = "ev3"  # ev3: the confirmation questions on a reported result (ev2: two phrasings; ev1: one)
 ANSWER_THRESHOLD = 0.5
 """P(the answer fixes the problem) at or above which it counts as the fix."""
 
@@ -44,11 +44,14 @@ class EvidenceSolvedCheck:
     (the latest, or the previous one the user accepted) is judged to fix the problem."""
 
     def __init__(self, client: RoleClient, judge_input: JudgeInput, threshold: float = ANSWER_THRESHOLD,
-                 embedder=None):
+                 embedder=None, confirmation=None):
         self.client = client
         self.judge_input = judge_input
         self.threshold = threshold
         self._embedder = embedder
+        # the confirmation check (its rule vetoes, then two Yes/No questions) reads a reported result
+        # said in other words ("the printer is online again"); None: plain success words only
+        self.confirmation = confirmation
 
     def similarity(self, text: str, solution: str) -> float:
         """Cosine similarity of an answer and the reference solution (offline MiniLM)."""
@@ -102,7 +105,13 @@ class EvidenceSolvedCheck:
         solved, reason = False, "no answer fixes the problem yet"
         if kind == "confirms" and self.judge_input.rules_can_read(view):
             solved, reason = True, "the user confirms the previous answer fixed it"
-        else:
+        elif kind in ("other", "accepts") and self.confirmation is not None:
+            confirmed = await self.confirmation.judge(problem, history)
+            calls.extend(confirmed.calls)
+            parsed["confirmation"] = {k: (confirmed.parsed or {}).get(k) for k in ("decided_by", "p_confirmed")}
+            if confirmed.ok and confirmed.value:
+                solved, reason = True, f"the user reports it fixed ({confirmed.reason})"
+        if not solved and not (kind == "confirms" and self.judge_input.rules_can_read(view)):
             todo = ([previous] if kind == "accepts" else []) + ([latest] if latest is not None else [])
             try:
                 for index in todo:
@@ -120,6 +129,9 @@ class EvidenceSolvedCheck:
                 return view.record(Judgment(**base, status="failed", value=None, calls=calls, parsed=parsed,
                                             error=f"{type(exc).__name__}: {exc}"[:500]))
         asked = [a for a in parsed["answers"] if "p_llm" in a]
-        parsed.update(solved=solved, decided_by="questions" if asked else "rules",
-                      judge_value=any(a["p_llm"] >= self.threshold for a in asked) if asked else None)
+        p_confirmed = (parsed.get("confirmation") or {}).get("p_confirmed")
+        parsed.update(solved=solved, decided_by="questions" if asked or p_confirmed is not None else "rules",
+                      judge_value=(any(a["p_llm"] >= self.threshold for a in asked)
+                                   or (p_confirmed is not None and p_confirmed >= 0.5))
+                      if asked or p_confirmed is not None else None)
         return view.record(Judgment(**base, status="ok", value=solved, reason=reason, calls=calls, parsed=parsed))
