@@ -114,10 +114,12 @@ async def test_the_solved_check_rules_read_the_translation():
     history = [Message("user", "Git refuses to push."), Message("agent", "Run `git pull --rebase`."),
                Message("user", GERMAN_WORKS)]
     client, prompts = fake_judge(yes)
-    as_is = await SelfScoreJudges(StructuredJudge(client, 0), other_languages="as-is").solved(PROBLEM, history)
+    as_is = await SelfScoreJudges(StructuredJudge(client, 0), "confirmation", other_languages="as-is").solved(
+        PROBLEM, history)
     assert as_is.value is False and as_is.parsed["decided_by"] == "rules"
     client, prompts = fake_judge(yes)
-    translated = await SelfScoreJudges(StructuredJudge(client, 0), other_languages="translate").solved(PROBLEM, history)
+    translated = await SelfScoreJudges(StructuredJudge(client, 0), "confirmation", other_languages="translate").solved(
+        PROBLEM, history)
     assert translated.value is True and translated.parsed["decided_by"] == "questions"
     assert translated.parsed["result_cues"]
     questions = [p for p in prompts if p[0].content != TRANSLATE_SYSTEM]
@@ -126,7 +128,7 @@ async def test_the_solved_check_rules_read_the_translation():
 
 async def test_tell_mode_notes_the_language_and_leaves_an_unreadable_message_to_the_questions():
     client, prompts = fake_judge(lambda messages: "Yes")
-    judges = SelfScoreJudges(StructuredJudge(client, 0), other_languages="tell")
+    judges = SelfScoreJudges(StructuredJudge(client, 0), "confirmation", other_languages="tell")
     history = [Message("user", "Git refuses to push."), Message("agent", "Run `git pull --rebase`."),
                Message("user", GERMAN_WORKS)]
     j = await judges.solved(PROBLEM, history)
