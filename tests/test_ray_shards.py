@@ -102,6 +102,7 @@ def test_a_killed_shard_resumes_from_its_store(local_ray, tmp_path, tasks_file, 
         flags = {r: {"base_url": server.base_url, "model": f"{r}-fake"}
                  for r in ("agent", "user", "judge", "complexity", "extractor")}
         cfg = load_config(overrides={"store": str(tmp_path / "driver.sqlite"), "roles": flags,
+                                     "scoring": {"profile": "embedded"},  # as role_flags says
                                      "run": {"limit": 3, "max_turns": 3, "concurrency": 1}})
         seen = []
         on_progress = killer(seen, gate)
