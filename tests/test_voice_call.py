@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphs.protocols import Message, Problem, Reply
@@ -58,8 +59,10 @@ def test_call_stores_heard_transcripts_audio_and_measures(voice_run):
         assert extra["agent"]["voice"]["time_to_first_audio_ms"] > extra["agent"]["voice"]["tts_first_audio_ms"]
     first = json.loads(turns[0]["extra_json"])["user"]["voice"]
     assert first["spoken_text"].endswith("😞") and "😞" not in first["cleaned_text"]
-    # what the agent heard came through the phone line: its words are scored against the text
-    assert "laptop" in turns[0]["user_message"].lower()
+    # what the agent heard came through the phone line (small Whisper on a noisy narrow band may
+    # mishear a word: "laptop" was once "last cup"): its words are scored against the text
+    heard_words = set(turns[0]["user_message"].lower().strip(".").split())
+    assert heard_words & {"wifi", "drops", "every", "few", "minutes"}
     assert first["stt_wer"] == pytest.approx(wer(first["cleaned_text"], turns[0]["user_message"]), abs=1e-4)
 
 
@@ -153,3 +156,13 @@ def test_a_hang_up_passes_through_and_a_silent_reply_is_silence(streamed):
     a = agent.extra["voice"]
     assert agent.text == "" and a["silent"] and a["heard_text"] == "" and a["audio"] is None
     assert "time_to_first_audio_ms" not in a and a["respond_ms"] >= INNER_MS
+
+
+def test_line_noise_is_keyed_by_task_turn_and_side_not_by_run():
+    from harness.voice.call import Channel, noise_key
+    tone = np.sin(np.linspace(0, 2000, 16000)).astype(np.float32)
+    line = Channel(telephone=True, snr_db=20)
+    a, _ = line.apply(tone, 16000, noise_key("run-a:wifi/1", 1, "user"))
+    b, _ = line.apply(tone, 16000, noise_key("run-b:wifi/1", 1, "user"))
+    c, _ = line.apply(tone, 16000, noise_key("run-a:wifi/1", 2, "user"))
+    assert np.array_equal(a, b) and not np.array_equal(a, c)

@@ -48,8 +48,9 @@ CALLER_PAUSE_S = 0.4   # the simulated caller's pause between two of its sentenc
 @dataclass(frozen=True)
 class Channel:
     """The line between the two sides: clean, a narrow-band telephone line, and/or white noise
-    at ``snr_db``. The noise of each message is seeded by ``seed`` and the message's key, so a
-    run is reproducible whatever the order its conversations ran in."""
+    at ``snr_db``. The noise of each message is seeded by ``seed`` and the message's key
+    (``noise_key``: the task, the turn and the side, not the run id), so a run is reproducible
+    whatever the order its conversations ran in, and two runs of one task hear the same noise."""
 
     telephone: bool = False
     snr_db: float | None = None
@@ -72,6 +73,12 @@ class Channel:
             rng = np.random.default_rng([self.seed, zlib.crc32(key.encode("utf-8"))])
             samples = add_noise(samples, self.snr_db, rng)
         return samples, sample_rate
+
+def noise_key(interaction_id: str, *parts: object) -> str:
+    """The key that seeds a message's line noise: the interaction id without its run prefix
+    ("run:task" -> "task") and the message's place, so a rerun hears what the first run heard."""
+    return "|".join([interaction_id.split(":", 1)[-1], *map(str, parts)])
+
 
 class SpeechLink:
     """Carries text from one side to the other as speech and measures it.
@@ -134,7 +141,7 @@ class SpeechLink:
         (``transcribe``: an async ``(samples, rate) -> (text, ms)`` instead of one STT pass).
         Adds ``heard_text``, ``audio``, ``audio_s``, ``stt_ms``, ``stt_wer``, ``tts_wer`` to
         ``measures``; returns the heard text."""
-        key = f"{interaction_id}|{turn_index}|{role}"
+        key = noise_key(interaction_id, turn_index, role)
         heard, heard_rate = await asyncio.to_thread(self.channel.apply, samples, rate, key)
         if keep is not None:   # the caller of a duplex call lays this audio on its timeline
             keep.update(heard=heard, rate=heard_rate)

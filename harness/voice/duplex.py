@@ -38,7 +38,7 @@ import numpy as np
 from graphs.protocols import Agent, Message, Problem, Reply, User
 from harness.voice.audio import AudioError
 from harness.voice.audiostore import safe_name
-from harness.voice.call import CALLER_PAUSE_S, SpeechLink, _with_voice, carry_streamed
+from harness.voice.call import CALLER_PAUSE_S, SpeechLink, _with_voice, carry_streamed, noise_key
 from harness.voice.callers import BACKCHANNELS, OPENERS, Barge, CallerPreset, barge_in
 from harness.voice.streaming import SentenceSplitter, SpokenChunk, chunk_tts_figures, playback, speak_streamed
 from harness.voice.timeline import Compute, Timeline
@@ -133,7 +133,7 @@ class DuplexHub:
         """A short caller phrase as the agent hears it (through the line)."""
         samples, rate = await self.spoken(text)
         return await asyncio.to_thread(self.link.channel.apply, samples, rate,
-                                       f"{interaction_id}|{turn}|{purpose}")
+                                       noise_key(interaction_id, turn, purpose))
 
     def save_recording(self, interaction_id: str) -> str | None:
         """Write the call's stereo WAV (caller left, agent right); returns its reference."""
@@ -222,7 +222,7 @@ class DuplexVoiceAgent:
             state.floor_free_s = caller_end
             return _with_voice(reply, "", measures)
         heard_chunks = [await asyncio.to_thread(link.channel.apply, c.samples, c.sample_rate,
-                                                f"{iid}|{turn}|agent|{i}") for i, c in enumerate(chunks)]
+                                                noise_key(iid, turn, "agent", i)) for i, c in enumerate(chunks)]
         rate = heard_chunks[0][1]
         times = hub.compute.reply_times(chunks)
         timed = [SpokenChunk(c.text, c.cleaned, h, r, t, a, c.tts_ms)
