@@ -138,6 +138,11 @@ _INDEXES = [
 ]
 
 
+def table_columns() -> dict[str, list[str]]:
+    """Every table of the store and its columns, in schema order (``meta`` included)."""
+    return {"meta": ["key", "value"], **{name: list(spec["columns"]) for name, spec in _TABLES.items()}}
+
+
 def open_db(path: str | Path) -> sqlite_utils.Database:
     """Open (and create or check) the store at ``path``.
 

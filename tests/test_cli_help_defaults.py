@@ -19,8 +19,8 @@ from pydantic import BaseModel
 import app
 from harness.aids.profiles import AIDS
 from harness.cli.defaults import config_default, effective_default
-from harness.cli.main import build_parser
 from harness.config import Config, NtbConfig, RagConfig, RunConfig, VoiceConfig
+from ui.commands import build_parser
 
 DEFAULTS = Config()
 AID_SETTINGS = {a.setting: a for a in AIDS}
@@ -90,6 +90,7 @@ def test_the_tables_cover_the_commands_that_read_the_config():
     assert {"--tts", "--caller", "--duplex", "--snr"} <= by_command["call simulate"]
     assert {"--languages", "--no-defence"} <= by_command["robustness"]
     assert {"--host", "--port", "--kb"} <= by_command["app.py"]
+    assert by_command["app"] == by_command["app.py"]
     assert len(MAPPED) > 100
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Callable, Iterable
 
 from harness.cli.agreement import add_agreement_command
+from harness.cli.browse import add_browse_command
 from harness.cli.common import console
 from harness.cli.data import add_import_command, add_models_command
 from harness.cli.defaults import show_defaults
@@ -22,8 +24,10 @@ from harness.cli.voice import add_voice_commands
 from harness.config import ConfigError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``deskbench`` parser with every subcommand, in the order ``--help`` lists them."""
+def build_parser(extra_commands: Iterable[Callable] = ()) -> argparse.ArgumentParser:
+    """The ``deskbench`` parser with every subcommand, in the order ``--help`` lists them;
+    ``extra_commands`` (each ``add(sub)``) adds commands from above ``harness`` (``deskbench app``,
+    ``ui.commands``)."""
     parser = argparse.ArgumentParser(
         prog="deskbench", description="Evaluate help-desk agents with SelfScore, offline by default "
         "(an embedded llama.cpp server with Qwen2.5-Coder-1.5B serves every role).")
@@ -39,18 +43,22 @@ def build_parser() -> argparse.ArgumentParser:
     add_models_command(sub)
     add_sanity_command(sub)
     add_agreement_command(sub)
+    add_browse_command(sub)
+    for add in extra_commands:
+        add(sub)
     return show_defaults(parser)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one ``deskbench`` command; returns its exit status."""
+def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Run one ``deskbench`` command (parsed by ``parser``, :func:`build_parser` by default);
+    returns its exit status."""
     from harness.models.circuit import CircuitOpenError
     from harness.models.engine import EngineError
     from harness.models.model_files import ModelFileError
     from harness.tasks.datasets import DatasetError
     from store.schema import StoreError
 
-    args = build_parser().parse_args(argv)
+    args = (parser or build_parser()).parse_args(argv)
     try:
         return args.func(args)
     except (ConfigError, DatasetError, EngineError, ModelFileError, StoreError, ValueError) as exc:

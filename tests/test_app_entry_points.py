@@ -1,0 +1,92 @@
+"""The live app's two entry points, ``python app.py`` (a clone) and ``deskbench app`` (an installed
+package), started as a user starts them: subprocesses with every role on a fake OpenAI-compatible
+endpoint. Both print the address, hold a conversation through the named API, store it and stop
+on SIGTERM with status 0; they share one parser and one start-up path (``ui.serve``)."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+
+import app
+from tests.fake_openai_server import FakeOpenAIServer
+from tests.fakes import default_responder
+from tests.test_cli import role_flags
+from ui.commands import build_parser
+
+REPO = Path(__file__).resolve().parents[1]
+DESKBENCH = str(Path(sys.executable).with_name("deskbench"))
+ENTRY_POINTS = {"python app.py": [sys.executable, str(REPO / "app.py")], "deskbench app": [DESKBENCH, "app"]}
+
+
+def options(parser: argparse.ArgumentParser) -> dict[str, str | None]:
+    return {a.option_strings[-1]: a.help for a in parser._actions
+            if a.option_strings and not isinstance(a, argparse._HelpAction)}
+
+
+def test_deskbench_app_has_exactly_the_options_of_app_py():
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert options(sub.choices["app"]) == options(app.build_parser())
+    assert {"--host", "--port", "--kb", "--show-judge-scores", "--store", "--role"} <= set(options(app.build_parser()))
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    with FakeOpenAIServer(default_responder(solve_at=None)) as server:
+        yield server.base_url
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_entry_point_serves_a_conversation_and_stops_on_sigterm(entry, endpoint, tmp_path):
+    store = tmp_path / "study.sqlite"
+    proc = subprocess.Popen([*ENTRY_POINTS[entry], "--port", "0", "--store", str(store), *role_flags(endpoint)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "DESKBENCH_ORGANISER_SECRET": "s3cret"})
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    try:
+        deadline, url = time.monotonic() + 180, None
+        while url is None and time.monotonic() < deadline and proc.poll() is None:
+            m = re.search(r"deskbench live app: (http://\S+)", "".join(lines))
+            url = m.group(1) if m else None
+            time.sleep(0.1)
+        assert url, f"{entry} printed no address (exit {proc.poll()}):\n{''.join(lines)}"
+        assert f"store: {store}" in "".join(lines)
+        client = Client(url, verbose=False)
+        view = client.predict("My printer is offline since this morning.", "plain", api_name="/live_start")
+        assert "error" not in view, view
+        view = client.predict(view["session"], "It is an HP LaserJet on Windows 11.", api_name="/live_send")
+        assert "error" not in view, view
+        agent_replies = [m["content"] for m in view["messages"] if m["role"] == "assistant"]
+        assert agent_replies and all(agent_replies)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, "".join(lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    rows = sqlite3.connect(store).execute("select user_message, agent_message from turns").fetchall()
+    assert any("HP LaserJet" in (u or "") for u, _ in rows), rows
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_entry_point_on_a_port_in_use_names_the_fix(entry, endpoint, tmp_path):
+    import socket
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        done = subprocess.run([*ENTRY_POINTS[entry], "--port", str(port), "--store", str(tmp_path / "s.sqlite"),
+                               *role_flags(endpoint)], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
