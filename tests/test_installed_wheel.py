@@ -39,6 +39,7 @@ def installed(tmp_path_factory):
     """(the wheel, the venv's bin folder, a folder with no checkout, a clean environment)."""
     tmp = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["DESKBENCH_CACHE"] = str(tmp / "cache")  # not the clone's assembled model
     started = time.monotonic()
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
          "-w", str(tmp / "dist"), str(REPO)], cwd=tmp, env=env)
@@ -77,6 +78,9 @@ def test_the_installed_commands_run_from_a_folder_with_no_checkout(installed):
 
     models = run([deskbench, "models"], cwd=work, env=env).stdout
     assert "engine: not installed" in models and "qwen" in models.lower()
+    prepare = subprocess.run([deskbench, "models", "--prepare"], cwd=work, env=env, capture_output=True,
+                             text=True, timeout=300)
+    assert prepare.returncode == 2 and "[model]" in prepare.stderr, prepare.stderr  # the extra to install, as written
 
     sanity = run([deskbench, "sanity", "--help"], cwd=work, env=env).stdout
     assert "--profile" in sanity and "(default" in sanity

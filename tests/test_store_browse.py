@@ -109,7 +109,7 @@ def test_browse_serves_the_store_read_only_in_chromium(store, tmp_path):
             body = page.inner_text("body")
             for query in CANNED_QUERIES.values():
                 assert query["title"] in body
-            assert TABLES["interactions"]["title"] in body
+            assert "interactions" in body and "turns" in body
             page.goto(f"{url}/conversation?run={run_id}")
             rows = page.locator("table.rows-and-columns tbody tr")
             assert rows.count() >= 2
@@ -118,7 +118,10 @@ def test_browse_serves_the_store_read_only_in_chromium(store, tmp_path):
                 "where i.run_id = ? order by i.position, t.turn_index", (run_id,)).fetchone()[0]
             assert first_user_message[:40] in page.inner_text("table.rows-and-columns")
             page.goto(f"{url}/interactions")
+            body = page.inner_text("body")
+            assert TABLES["interactions"]["title"] in body and TABLES["interactions"]["description"][:40] in body
             assert "stop_reason" in page.inner_text(".facet-results")
+            page.screenshot(path=str(tmp_path / "interactions.png"), full_page=True)
             browser.close()
 
         # a row written while the browser serves (a batch writing the store) appears at once
@@ -144,7 +147,7 @@ def test_browse_a_missing_store_names_the_fix_and_creates_nothing(tmp_path):
     done = subprocess.run([DESKBENCH, "browse", "--store", str(missing), "--port", "0"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert "no store at" in done.stdout and "--store" in done.stdout
+    assert "no store at" in done.stderr and "--store" in done.stderr
     assert not missing.parent.exists()
 
 
@@ -153,7 +156,7 @@ def test_browse_a_file_that_is_not_a_store(tmp_path):
     other.write_text("just text")
     done = subprocess.run([DESKBENCH, "browse", "--store", str(other)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "not a deskbench store" in done.stdout
+    assert done.returncode == 2 and "not a deskbench store" in done.stderr
     assert other.read_text() == "just text"
 
 
@@ -167,4 +170,4 @@ def test_browse_on_a_port_in_use_says_so(store, tmp_path):
         done = subprocess.run([DESKBENCH, "browse", "--store", str(path), "--port", str(port)],
                               cwd=tmp_path, capture_output=True, text=True, timeout=120,
                               env={**os.environ, "COLUMNS": "200"})
-    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stdout
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr

@@ -16,8 +16,6 @@ import threading
 from harness.cli.common import add_config_args, build_config
 from harness.cli.defaults import config_options, show_defaults
 from harness.config import ConfigError
-from harness.live.services import AppServices
-from ui.app import launch
 
 DESCRIPTION = ("Start the live app: people chat with the agent (or answer as the agent), rate its "
                "replies and join studies; organisers set up studies and browse results. Offline by "
@@ -57,7 +55,11 @@ def add_app_command(sub) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     """Start the live app and serve until Ctrl-C or SIGTERM; returns 0, or 2 on a bad config or
-    a port that cannot be listened on (the message names the fix)."""
+    a port that cannot be listened on (the message names the fix). Gradio and the live services
+    are imported here, not at the top: every other ``deskbench`` command starts without them."""
+    from harness.live.services import AppServices
+    from ui.app import launch
+
     app = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
     if args.show_judge_scores:
         app["show_judge_scores"] = True

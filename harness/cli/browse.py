@@ -16,6 +16,8 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from harness.cli.common import build_config, console
 from store import CANNED_QUERIES, TABLES, StoreError
 
@@ -126,7 +128,7 @@ def cmd_browse(args: argparse.Namespace) -> int:
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
-        console.print(f"[red]error:[/] cannot listen on {args.host}:{args.port} ({exc}). "
+        console.print(f"[red]error:[/] cannot listen on {args.host}:{args.port} ({escape(str(exc))}). "
                       "Pass --port with a free port (or 0 for any).", highlight=False)
         return 2
     try:

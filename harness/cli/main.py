@@ -11,6 +11,8 @@ import argparse
 import sys
 from typing import Callable, Iterable
 
+from rich.markup import escape
+
 from harness.cli.agreement import add_agreement_command
 from harness.cli.browse import add_browse_command
 from harness.cli.common import console
@@ -62,10 +64,10 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
     try:
         return args.func(args)
     except (ConfigError, DatasetError, EngineError, ModelFileError, StoreError, ValueError) as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return 2
     except CircuitOpenError as exc:  # docs/reliability.md: the run stopped cleanly, resumable
-        console.print(f"[red]stopped:[/] {exc}. Every finished turn is stored; resume with "
+        console.print(f"[red]stopped:[/] {escape(str(exc))}. Every finished turn is stored; resume with "
                       f"`deskbench ... run --resume {exc.run_id or 'RUN'}` once the endpoint is back.",
                       highlight=False)
         return 4

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from rich.markup import escape
+
 from harness.cli.common import finish_report, progress_printer, add_config_args, build_config, console, out
 from harness.cli.defaults import config_options, stated_default
 from harness.cli.progress import progress_bar
@@ -71,7 +73,7 @@ def cmd_call_local(args: argparse.Namespace) -> int:
     try:
         sd = require_devices()
     except NoAudioDevice as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return 2
     from harness.cli.local_call import LocalCallRuntime, call_dataset
     from harness.selfscore.batch import arun_selfscore
@@ -122,7 +124,7 @@ def cmd_voice_check(args: argparse.Namespace) -> int:
     try:
         line = resolve(args.line, args.telephone, args.snr)
     except LineError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return 2
     speaker = Speaker(args.tts)
     rows = round_trip(speaker, Transcriber().load(), SENTENCES, line)

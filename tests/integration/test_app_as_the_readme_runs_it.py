@@ -111,3 +111,42 @@ def test_python_app_py_answers_two_messages_in_a_browser_and_stops_on_sigterm(ap
         (interaction["id"],))]
     assert len(agent_calls) >= 2 and all(c["ttft_ms"] and 0 < c["ttft_ms"] < c["latency_ms"] for c in agent_calls)
     print("time to first token (ms):", [round(c["ttft_ms"]) for c in agent_calls])
+
+
+def test_deskbench_app_serves_the_same_app_on_the_embedded_model(tmp_path):
+    """`deskbench app`, the installed package's way to start the app: the same start-up path on
+    the embedded model, one message answered through the named API, stored, SIGTERM stops it."""
+    from gradio_client import Client
+
+    deskbench = str(Path(sys.executable).with_name("deskbench"))
+    proc = subprocess.Popen([deskbench, "app", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    try:
+        deadline, url = time.monotonic() + 300, None
+        while url is None and time.monotonic() < deadline and proc.poll() is None:
+            m = re.search(r"deskbench live app: (http://\S+)", "".join(lines))
+            url = m.group(1) if m else None
+            time.sleep(0.2)
+        assert url, f"no address printed (exit {proc.poll()}):\n{''.join(lines)}"
+        assert "organiser secret" in "".join(lines)
+        client = Client(url, verbose=False)
+        view = client.predict("My printer is offline since this morning.", "plain", api_name="/live_start")
+        assert "error" not in view, view
+        view = client.predict(view["session"], "My printer is offline since this morning. It is an HP LaserJet.",
+                              api_name="/live_send")
+        assert "error" not in view, view
+        replies = [m["content"] for m in view["messages"] if m["role"] == "agent"]
+        assert replies and len(replies[0]) > 20, view
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    from store import StoreReader
+    reader = StoreReader(tmp_path / "runs" / "deskbench.sqlite")
+    (run,) = [r for r in reader.runs() if r["kind"] == "live"]
+    (interaction,) = reader.interactions(run["id"])
+    assert reader.turns(interaction["id"])[0]["agent_message"] == replies[0]

@@ -1,6 +1,6 @@
 """The README's `deskbench` commands run as a user runs them: each a subprocess of the installed
 `deskbench` script, on the embedded model where it needs one, checked on what it prints and
-writes. (`run`/`--resume`, `demo` and `python app.py` have subprocess tests of their own in
+writes (`browse` is read over HTTP here, in Chromium in tests/test_store_browse.py). (`run`/`--resume`, `demo`, `python app.py` and `deskbench app` have subprocess tests of their own in
 test_embedded_batch.py, test_embedded_conversations.py and test_app_as_the_readme_runs_it.py.)
 Slow (minutes); skip with -m 'not integration'."""
 import csv
@@ -34,6 +34,18 @@ def test_the_readme_commands_on_one_small_run(tmp_path):
     assert run_id in listed and "profile=embedded" in listed  # every role on the embedded model
 
     assert "0 changed" in deskbench("rescore", "--store", store, run_id)
+
+    # the store in Datasette: the canned conversation query returns the stored turn
+    from tests.test_store_browse import fetch, start_browse
+    proc, url, _ = start_browse(Path(store), tmp_path)
+    try:
+        status, text = fetch(f"{url}/conversation.json?run={run_id}&_shape=array")
+        (turn,) = json.loads(text)
+        assert status == 200 and turn["user_message"] and turn["agent_message"], text
+        assert turn["agent_helpfulness"] is not None and turn["solved"] in ("solved", "not solved")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
     # the judge's own scores (the bounds undone), then the stored scores again (no model call)
     assert "(profile judge-only)" in deskbench("rescore", "--store", store, run_id, "--raw")
     assert "(profile embedded)" in deskbench("rescore", "--store", store, run_id)
