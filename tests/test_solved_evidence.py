@@ -41,6 +41,19 @@ def test_the_users_reaction_to_the_previous_answer(message, kind):
     assert reaction(message)[0] == kind
 
 
+@pytest.mark.parametrize("message,kind,rules", [
+    ("Does this work recursively too?", "other", ["evidence.question_clause"]),
+    ("Is it fixed in the next release?!", "other", ["evidence.question_clause"]),
+    ("Wow, that worked. What happened to pulseaudio, though?", "confirms", ["success.word", "evidence.confirms"]),
+    ("Perfect, that did it. Why didn't it save it automatically?", "confirms", None),
+    ("Which file do I edit?", "other", [])])
+def test_a_success_word_asked_about_is_no_confirmation(message, kind, rules):
+    got, fired = reaction(message)
+    assert got == kind
+    if rules is not None:
+        assert fired == rules
+
+
 @pytest.mark.parametrize("text,rule", [
     ("What does the cell show when you click it?", "asks.question"),
     ("Please contact your IT administrator about this.", "elsewhere.contact"),

