@@ -4,7 +4,7 @@ import json
 import pytest
 
 from harness.cli.main import main
-from harness.study.label_agreement import (agreement_line, agreement_summary, bin_score, binary_agreement,
+from harness.study.label_agreement import (agreement_markdown, agreement_line, agreement_summary, bin_score, binary_agreement,
                                            cohen_kappa, rank_agreement, wilson_interval)
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
@@ -100,3 +100,11 @@ def test_the_summary_keeps_the_judges_own_score_beside_the_aided_one():
     assert s["agent_helpfulness"]["moved"] == 1
     assert s["agent_helpfulness"]["aided"]["spearman_rho"] == pytest.approx(1.0)
     assert s["agent_helpfulness"]["judge_only"]["spearman_rho"] < 1.0
+
+
+def test_the_report_leaves_out_the_kinds_that_were_not_judged():
+    rows = [{"id": "a", "split": "heldout", "labels": {"solved": True},
+             "scored_turns": [{"user": "q", "agent": "fix", "solved": True, "labels": {}}]}]
+    text = "\n".join(agreement_markdown(agreement_summary(rows, "heldout"), "t"))
+    assert "### Solved" in text and "### Agent helpfulness" not in text and "Per conversation" not in text
+    assert "Not judged here (not in --kinds, or no such labels): agent_helpfulness, user_helpfulness." in text

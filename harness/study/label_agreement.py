@@ -235,8 +235,11 @@ def agreement_markdown(summary: Mapping[str, Any], title: str) -> list[str]:
     kappa = s["cohen_kappa"]
     lines += ["", f"Accuracy {_pct(s['accuracy'])}, Cohen's kappa {_num(kappa)}, failed {s['failed']}. "
               "Confusion: " + ", ".join(f"{k}: {v}" for k, v in s["confusion"].items()), ""]
+    skipped = [kind for kind in GRADED_KINDS if not summary[kind]["aided"]["n"] and not summary[kind]["judge_only"]["n"]]
     for kind in GRADED_KINDS:
         g = summary[kind]
+        if kind in skipped:
+            continue
         lines += [f"### {kind.replace('_', ' ').capitalize()} (per turn)", "",
                   "| scores | n | Spearman rho [95% CI] | Kendall tau [95% CI] | weighted kappa (binned) |",
                   "|---|---|---|---|---|"]
@@ -246,12 +249,17 @@ def agreement_markdown(summary: Mapping[str, Any], title: str) -> list[str]:
                          f"{_num(r['spearman_rho'])} {_ci(r['spearman_ci'])} | {_num(r['kendall_tau'])} "
                          f"{_ci(r['kendall_ci'])} | {_num(r['weighted_kappa'])} ({r['bins'] or '-'} bins) |")
         lines += ["", f"Scores the judge used: {g['scores_used']}; aids moved {g['moved']} of them.", ""]
-    lines += ["### Per conversation: each figure against the labels", "",
-              "| figure | rho with labels.quality (n) | rho with labels.solved (n) |", "|---|---|---|"]
-    for figure, f in summary["conversation"].items():
-        q, v = f["with_quality"], f["with_solved"]
-        lines.append(f"| {figure} | {_num(q['spearman_rho'])} ({q['n']}) | {_num(v['spearman_rho'])} ({v['n']}) |")
-    lines += ["", "### Worst disagreements", ""]
+    if skipped:
+        lines += [f"Not judged here (not in --kinds, or no such labels): {', '.join(skipped)}.", ""]
+    conversation = summary["conversation"].items()
+    if any(f["with_quality"]["n"] or f["with_solved"]["n"] for _, f in conversation):
+        lines += ["### Per conversation: each figure against the labels", "",
+                  "| figure | rho with labels.quality (n) | rho with labels.solved (n) |", "|---|---|---|"]
+        for figure, f in conversation:
+            q, v = f["with_quality"], f["with_solved"]
+            lines.append(f"| {figure} | {_num(q['spearman_rho'])} ({q['n']}) | {_num(v['spearman_rho'])} ({v['n']}) |")
+        lines.append("")
+    lines += ["### Worst disagreements", ""]
     for kind, worst in summary["worst"].items():
         for w in worst:
             lines.append(f"- {kind} `{w['id']}`" + (f" turn {w['turn']}" if "turn" in w else "")
