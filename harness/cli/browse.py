@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from harness.cli.common import build_config, console
+from harness.cli.common import add_config_args, build_config, console
 from store import CANNED_QUERIES, TABLES, StoreError
 
 SETTINGS = {"default_page_size": 50, "sql_time_limit_ms": 5000, "facet_time_limit_ms": 500,
@@ -28,7 +28,6 @@ SETTINGS = {"default_page_size": 50, "sql_time_limit_ms": 5000, "facet_time_limi
 
 def add_browse_command(sub) -> None:
     """Add ``browse``: serve the store in Datasette until Ctrl-C."""
-    from harness.cli.common import add_config_args
     p = sub.add_parser("browse", help="browse the store in Datasette (read-only; tables, canned queries, facets)",
                        description="Serve the store read-only in Datasette: every table and column "
                        "described, canned queries (a run turn by turn, the lowest agent turns, failed "
@@ -77,8 +76,7 @@ def datasette_metadata(db_name: str, path: Path) -> dict[str, Any]:
 def make_datasette(path: Path):
     """A Datasette instance over the store at ``path`` (read-only), with the store's metadata."""
     from datasette.app import Datasette
-    ds = Datasette([str(path)], settings=SETTINGS, metadata=datasette_metadata(path.stem, path))
-    return ds
+    return Datasette([str(path)], settings=SETTINGS, metadata=datasette_metadata(path.stem, path))
 
 
 def bind(host: str, port: int) -> socket.socket:
