@@ -69,6 +69,21 @@ def test_first_sentence_is_spoken_while_the_rest_streams():
     assert m["agent_first_audio_ms"] == pytest.approx(first.audio_ms, abs=0.1)
 
 
+def test_a_reply_without_a_sentence_end_is_complete_when_the_reply_ends():
+    """The text left in the splitter when the stream ends (no final full stop) was complete when
+    the reply came back, not when the pipeline was finished a moment later: its text time is
+    never after respond_ms (an embedded-model call once measured 4433.9 against 4433.8)."""
+    reply = "Open the network settings and toggle the adapter off and on"
+    with FakeOpenAIServer(lambda role: (lambda messages, body: reply), token_delay_s=0.01) as srv:
+        spec = ModelSpec(model="agent-fake", base_url=srv.base_url)
+        agent = PlainAgent(RoleClient("agent", spec, chat_model_for(spec, srv.base_url)), "help")
+        spoken = asyncio.run(speak_streamed(agent, Problem("r:1", "wifi?", None, None),
+                                            [Message("user", "my wifi drops")], ToneSpeaker(Vocabulary())))
+    assert spoken.streamed and [c.text for c in spoken.chunks] == [reply]
+    assert spoken.chunks[0].text_ms == spoken.respond_ms
+    assert spoken.measures()["llm_first_sentence_ms"] <= round(spoken.respond_ms, 1)
+
+
 def test_a_model_that_does_not_stream_speaks_after_the_whole_reply():
     factory = fake_factory(default_responder())
     spec = ModelSpec(model="agent-fake")

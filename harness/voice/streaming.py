@@ -237,10 +237,13 @@ class SpeechPipeline:
         for chunk in self.splitter.feed(text) + self.splitter.flush():
             self.queue.put_nowait((self.generation, chunk, at_ms))
 
-    async def finish(self) -> list[SpokenChunk]:
-        """Queue the text left over, wait for the worker, and return the current attempt's chunks."""
+    async def finish(self, at_ms: float | None = None) -> list[SpokenChunk]:
+        """Queue the text left over, wait for the worker, and return the current attempt's chunks.
+        The left-over text was complete when the reply ended: ``at_ms`` when given (the moment
+        the model's reply came back), else now."""
+        done_ms = self.now_ms() if at_ms is None else at_ms
         for chunk in self.splitter.flush():
-            self.queue.put_nowait((self.generation, chunk, self.now_ms()))
+            self.queue.put_nowait((self.generation, chunk, done_ms))
         self.queue.put_nowait(None)
         await self.worker
         return [c for g, c in self.chunks if g == self.generation]
@@ -314,5 +317,5 @@ async def speak_streamed(inner: Agent, problem: Problem, history: Sequence[Messa
     if not streamed or not same_text(text, pipeline.streamed_text):
         # no stream, or the agent's final text is not what it streamed: speak the final text
         pipeline.restart_with(text, respond_ms)
-    chunks = await pipeline.finish()
+    chunks = await pipeline.finish(respond_ms)
     return SpokenReply(reply, chunks, respond_ms, streamed)
