@@ -40,6 +40,25 @@ def test_deskbench_app_has_exactly_the_options_of_app_py():
     assert {"--host", "--port", "--kb", "--show-judge-scores", "--store", "--role"} <= set(options(app.build_parser()))
 
 
+def start_app(cmd: list[str], cwd: Path, env: dict | None = None,
+              timeout_s: float = 180) -> tuple[subprocess.Popen, list[str], str]:
+    """Start the live app as ``cmd`` (a user's command line); its process, the lines it printed
+    (collected as they come) and the address it printed once it serves. The caller stops it."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    deadline, url = time.monotonic() + timeout_s, None
+    while url is None and time.monotonic() < deadline and proc.poll() is None:
+        m = re.search(r"deskbench live app: (http://\S+)", "".join(lines))
+        url = m.group(1) if m else None
+        time.sleep(0.1)
+    if url is None:
+        proc.kill()
+        proc.wait(timeout=30)
+        raise AssertionError(f"{' '.join(cmd[:2])} printed no address (exit {proc.poll()}):\n{''.join(lines)}")
+    return proc, lines, url
+
+
 @pytest.fixture(scope="module")
 def endpoint():
     with FakeOpenAIServer(default_responder(solve_at=None)) as server:
@@ -49,18 +68,9 @@ def endpoint():
 @pytest.mark.parametrize("entry", list(ENTRY_POINTS))
 def test_entry_point_serves_a_conversation_and_stops_on_sigterm(entry, endpoint, tmp_path):
     store = tmp_path / "study.sqlite"
-    proc = subprocess.Popen([*ENTRY_POINTS[entry], "--port", "0", "--store", str(store), *role_flags(endpoint)],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "DESKBENCH_ORGANISER_SECRET": "s3cret"})
-    lines: list[str] = []
-    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    proc, lines, url = start_app([*ENTRY_POINTS[entry], "--port", "0", "--store", str(store), *role_flags(endpoint)],
+                                 tmp_path, env={**os.environ, "DESKBENCH_ORGANISER_SECRET": "s3cret"})
     try:
-        deadline, url = time.monotonic() + 180, None
-        while url is None and time.monotonic() < deadline and proc.poll() is None:
-            m = re.search(r"deskbench live app: (http://\S+)", "".join(lines))
-            url = m.group(1) if m else None
-            time.sleep(0.1)
-        assert url, f"{entry} printed no address (exit {proc.poll()}):\n{''.join(lines)}"
         assert f"store: {store}" in "".join(lines)
         client = Client(url, verbose=False)
         view = client.predict("My printer is offline since this morning.", "plain", api_name="/live_start")

@@ -45,8 +45,9 @@ def reaction(message: str) -> tuple[str, list[str]]:
     """How a user message reacts to the previous answer, with the ids of the rules that decided:
     ``persists`` (the problem is still there), ``confirms`` (a success said plainly), ``accepts``
     (thanks or OK and nothing else, or "I'll try that": the answer is taken, its outcome unknown)
-    or ``other``. A success is looked for outside the clauses that end in "?" ("that worked. What
-    happened to pulseaudio?" confirms, "does this work recursively?" does not) (a new question, an output, anything else)."""
+    or ``other`` (a new question, an output, anything else). A success is looked for outside the
+    clauses that end in "?" ("that worked. What happened to pulseaudio?" confirms, "does this work
+    recursively?" does not)."""
     hits = persisting_hits(message)
     persisting = [h.rule_id for h in hits if not h.rule_id.startswith("untried.")]
     if persisting:

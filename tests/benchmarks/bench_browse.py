@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,8 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from store import StoreWriter
-
-DESKBENCH = str(Path(sys.executable).with_name("deskbench"))
+from tests.test_store_browse import start_browse
 
 
 def build_store(path: Path, conversations: int) -> str:
@@ -67,14 +65,8 @@ def main() -> int:
         store = Path(tmp) / "bench.sqlite"
         run_id = build_store(store, args.conversations)
         started = time.perf_counter()
-        proc = subprocess.Popen([DESKBENCH, "browse", "--store", str(store), "--port", "0"],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc, url, _ = start_browse(store, Path(tmp))
         try:
-            url = None
-            for line in proc.stdout:
-                if line.startswith("deskbench browse: "):
-                    url = line.split(": ", 1)[1].strip()
-                    break
             timed_get(url)
             first_page = time.perf_counter() - started
             figures = {"command start -> first page served (s)": first_page}

@@ -118,18 +118,11 @@ def test_deskbench_app_serves_the_same_app_on_the_embedded_model(tmp_path):
     the embedded model, one message answered through the named API, stored, SIGTERM stops it."""
     from gradio_client import Client
 
+    from tests.test_app_entry_points import start_app
+
     deskbench = str(Path(sys.executable).with_name("deskbench"))
-    proc = subprocess.Popen([deskbench, "app", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    lines: list[str] = []
-    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    proc, lines, url = start_app([deskbench, "app", "--port", "0"], tmp_path, timeout_s=300)
     try:
-        deadline, url = time.monotonic() + 300, None
-        while url is None and time.monotonic() < deadline and proc.poll() is None:
-            m = re.search(r"deskbench live app: (http://\S+)", "".join(lines))
-            url = m.group(1) if m else None
-            time.sleep(0.2)
-        assert url, f"no address printed (exit {proc.poll()}):\n{''.join(lines)}"
         assert "organiser secret" in "".join(lines)
         client = Client(url, verbose=False)
         view = client.predict("My printer is offline since this morning.", "plain", api_name="/live_start")
