@@ -96,6 +96,9 @@ class Problem:
     problem_source: str | None = None
     #: what the real asker said later in the thread (hidden scenario of the simulated user)
     facts: tuple[str, ...] = ()
+    #: how the simulated user behaves (``harness.simuser.personas``): cooperative, vague,
+    #: impatient, mistaken, tangential; chosen per run or per task and stored with the interaction
+    persona: str = "cooperative"
 
 
 class User(Protocol):

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from harness.tasks.personas import PERSONAS
+
 ROLES = ("agent", "user", "judge", "complexity", "extractor", "api_simulator")
 NTB_ONLY_ROLES = ("api_simulator",)
 """Roles only a NoisyToolBench run uses (not checked before a SelfScore run)."""
@@ -119,35 +121,34 @@ class ScoringConfig(_Strict):
 
 
 class RunConfig(_Strict):
-    """One batch: the dataset slice, turns, concurrency, seed, the user and agent, the checks."""
+    """One batch: the dataset slice, turns, concurrency, seed, trials, the user, persona, agent, checks."""
     dataset: str = "ubuntu_irc_troubleshooting"
     limit: int = Field(3, ge=1)
     offset: int = Field(0, ge=0)
     max_turns: int = Field(50, ge=1, le=1000)
     concurrency: int = Field(4, ge=1, le=512)
-    seed: int = 0
+    seed: int = Field(0, description="seed of the run; trials after the first derive their seeds from it")
+    trials: int = Field(1, ge=1, le=100, description="times each task is played, each with its own seeds")
+    persona: Literal[PERSONAS] = Field("cooperative", description="the simulated user's behaviour (a task's wins)")
     name: str | None = None
     judge_retries: int = Field(2, ge=0, le=10)
     user: Literal["llm", "scripted"] = "llm"
-    agent: Literal["plain", "rag", "human", "replay"] = Field(
-        "plain", description="plain: the paper's agent; rag: the same with retrieved knowledge-base "
-        "passages; human: replay each task's agent_replies (human baseline); replay: a stored "
-        "run's replies (set by rejudge)")
-    agent_reply_sentences: int | None = Field(
-        None, ge=0, le=50, description="aid (agent): the agents' system prompt asks for replies of at "
-        "most this many short sentences with one next step (0: the paper's prompt verbatim)")
+    agent: Literal["plain", "rag", "human", "replay"] = Field("plain", description="plain: the paper's agent; "
+        "rag: the same with retrieved knowledge-base passages; human: replay each task's agent_replies "
+        "(human baseline); replay: a stored run's replies (set by rejudge)")
+    agent_reply_sentences: int | None = Field(None, ge=0, le=50, description="aid (agent): the agents' "
+        "system prompt asks for replies of at most this many short sentences with one next step (0: the "
+        "paper's prompt verbatim)")
     stop_on_solved: bool = Field(True, description="end a conversation when the solved-check fires")
     solved_check: Literal["confirmation", "evidence", "verdict"] | None = Field(
         None, description="verdict (the paper): one JSON verdict from the turn history and the latest "
         "agent message; evidence (aid, judge): the user's reaction, then is an answer the fix (rules, one "
         "Yes/No question, the reference); confirmation (aid, judge): the user says it is fixed")
-    user_checks: Literal["rules", "rules+judge"] = Field(
-        "rules", description="checks of each simulated user message: rules only (default), or "
-        "rules then the judge role's contradiction check when the task has facts (opt-in: on the "
-        "1.5B it answered yes to nearly every message, P 0.53-0.62)")
-    user_regenerations: int | None = Field(
-        None, ge=0, le=5, description="aid (user): regenerations of a simulated user message that "
-        "fails a check (the checks run and are stored either way)")
+    user_checks: Literal["rules", "rules+judge"] = Field("rules", description="checks of each simulated "
+        "user message: rules only (default), or rules then the judge role's contradiction check when the "
+        "task has facts (opt-in: on the 1.5B it answered yes to nearly every message, P 0.53-0.62)")
+    user_regenerations: int | None = Field(None, ge=0, le=5, description="aid (user): regenerations of a "
+        "simulated user message that fails a check (the checks run and are stored either way)")
 
 
 class RagConfig(_Strict):

@@ -69,9 +69,9 @@ TABLES: dict[str, dict] = {
     "interactions": dict(
         title="Conversations",
         description="One row per conversation: a problem played in a run, how it ended and why.",
-        facets=["run_id", "status", "stop_reason", "problem_source"],
+        facets=["run_id", "status", "stop_reason", "problem_source", "trial", "persona"],
         columns={
-            "id": "Conversation id: run id, a colon and the task id.",
+            "id": "Conversation id: run id, a colon and the task id (and ':trial<k>' in a run of several trials).",
             "run_id": "The run it belongs to.",
             "problem_id": "The problem it is about.",
             "position": "Its place in the run's order.",
@@ -84,7 +84,11 @@ TABLES: dict[str, dict] = {
             "started_at": "When it started (UTC).",
             "finished_at": "When it ended (UTC).",
             "error": "The error that failed it, if it failed (a resume retries it).",
-            "script_json": "A scripted user's messages, when the user was scripted (JSON).",
+            "script_json": "A scripted user's messages, when the user was scripted, and the trial's "
+                           "seeds per sampled role and the persona (JSON).",
+            "trial": "Which trial of its task it is (1 to the run's trials; 1 in a one-trial run).",
+            "persona": "The simulated user's behaviour: cooperative, vague, impatient, mistaken, "
+                       "tangential (empty where no simulated user played).",
         },
     ),
     "turns": dict(

@@ -52,6 +52,9 @@ _TABLES: dict[str, dict] = {
             "stop_reason": str, "summary": str, "problem_statement": str, "n_turns": int,
             "problem_source": str,
             "started_at": str, "finished_at": str, "error": str, "script_json": str,
+            # repeated trials of a task (1-based; 1 in a one-trial run) and the simulated
+            # user's persona (None where no simulated user plays: a live person, a replay)
+            "trial": int, "persona": str,
         },
         pk="id",
     ),

@@ -339,7 +339,7 @@ def test_write_csv_has_the_official_columns_in_order(tmp_path):
     path = scoring.write_csv(rows, tmp_path / "sub" / "scores.csv")
     with path.open(newline="") as f:
         table = list(csv.reader(f))
-    assert table[0] == ["query_id", "query", "steps", "redundant_asking", "A1", "A2", "A3", "reason", "category"]
+    assert table[0] == ["query_id", "query", "steps", "redundant_asking", "A1", "A2", "A3", "reason", "category", "trial"]
     assert table[1][:7] == ["1", c.query, "4", "0", "1", "1", ""] and table[1][8] == "IMKI"
     assert table[2][4:7] == ["0", "1", ""] and table[2][8] == "IBTC"
     assert [p.name for p in path.parent.iterdir()] == ["scores.csv"]  # no temporary file left

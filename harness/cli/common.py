@@ -129,6 +129,7 @@ def run_config(args: argparse.Namespace):
 
     run_opts = {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
                 "max_turns": args.max_turns, "concurrency": args.concurrency, "seed": args.seed,
+                "trials": args.trials, "persona": args.persona,
                 "name": args.name, "user": args.user, "agent": args.agent}
     if args.agent == "human" and not args.user:
         run_opts["user"] = "scripted"
@@ -159,6 +160,9 @@ def finish_report(config: Config, run_id: str, progress, sanity_lines, out_dir: 
     from harness.study.export import export_run
     from harness.study.html_report import write_html_report
     from harness.study.report import report_markdown, write_report
+    from harness.study.report_plots import pass_k_png
+    from harness.study.trial_report import PASS_K_PNG
+    from harness.study.trials import pass_k_figures
     from store import StoreReader
 
     reader = StoreReader(config.store)
@@ -169,6 +173,9 @@ def finish_report(config: Config, run_id: str, progress, sanity_lines, out_dir: 
     if figures:
         files.append(write_html_report({reader.run(run_id)["name"]: figures}, target,
                                        title=f"SelfScore run {run_id}"))
+        if max(f.get("trial") or 1 for f in figures) > 1:  # the report's pass^k plot
+            files.append(pass_k_png({reader.run(run_id)["name"]: pass_k_figures(figures)},
+                                    target / PASS_K_PNG))
     print(report_markdown(reader, run_id, sanity_lines))
     print(f"Store:   {Path(config.store).resolve()}")
     print(f"Run:     {run_id}")

@@ -30,7 +30,8 @@ def ntb_config(args: argparse.Namespace) -> Config:
                                  "api_fallback": args.api_fallback}.items() if v is not None}
         if args.no_api_simulator:
             ntb["api_simulator"] = False
-        config = build_config(args, {"concurrency": args.concurrency, "name": args.name}, {"ntb": ntb})
+        config = build_config(args, {"concurrency": args.concurrency, "name": args.name,
+                                     "trials": args.trials, "seed": args.seed}, {"ntb": ntb})
     return config
 
 
@@ -65,12 +66,15 @@ def cmd_ntb_run(args: argparse.Namespace) -> int:
 
 def ntb_finish(config: Config, run_id: str, out_dir: str | None) -> None:
     """Export a finished run (cases.csv, transcripts, summary) and print its tables and paths."""
-    from harness.ntb.report import export_run, run_rows, text_tables
+    from harness.ntb.report import METRICS, export_run, run_rows, text_tables
+    from harness.study.trial_report import pass_k_lines
     from store import StoreReader
 
     reader = StoreReader(config.store)
     files = export_run(reader, run_id, Path(out_dir) if out_dir else Path(config.store).parent / run_id)
-    print(text_tables(run_rows(reader, run_id)))
+    rows = run_rows(reader, run_id)
+    print(text_tables(rows))
+    print("\n".join(pass_k_lines(rows, METRICS)))
     print(f"Store:   {Path(config.store).resolve()}\nRun:     {run_id}\nExports: "
           + ", ".join(str(f.resolve()) for f in files))
 
@@ -92,13 +96,19 @@ def cmd_ntb_export(args: argparse.Namespace) -> int:
 def cmd_ntb_compare(args: argparse.Namespace) -> int:
     """``deskbench ntb compare A B``: print each metric's rates on the paired cases with McNemar's
     exact p (Re: the two means); returns 0."""
-    from harness.ntb.report import compare_runs, run_rows
+    from harness.ntb.report import METRICS, compare_runs, run_rows
+    from harness.study.noise import compare_trials, noise_lines
     from store import StoreReader
     config = build_config(args)
     reader = StoreReader(config.store)
     a, b = reader.run(args.run_a), reader.run(args.run_b)
     print(f"A = {a['id']}\nB = {b['id']}")
-    for row in compare_runs(run_rows(reader, a["id"]), run_rows(reader, b["id"])):
+    rows_a, rows_b = run_rows(reader, a["id"]), run_rows(reader, b["id"])
+    noise = compare_trials({"A": rows_a, "B": rows_b}, METRICS)
+    if not noise["single_trial"]:  # McNemar pairs one outcome per case: trial 1 of each
+        print("McNemar on trial 1 of each case; the noise floor over all trials follows.")
+        rows_a, rows_b = ([r for r in rows if (r.get("trial") or 1) == 1] for rows in (rows_a, rows_b))
+    for row in compare_runs(rows_a, rows_b):
         if row["metric"] == "Re":
             print(f"Re    mean A {row['mean_a']}, mean B {row['mean_b']}")
         elif row["n"]:
@@ -107,6 +117,7 @@ def cmd_ntb_compare(args: argparse.Namespace) -> int:
                   f"McNemar exact p = {row['p']:.4g}")
         else:
             print(f"{row['metric']}    no paired cases")
+    print("\n".join(noise_lines(noise)))
     return 0
 
 
@@ -117,6 +128,7 @@ NTB_OPTIONS = {"--category": "ntb.categories", "--case": "ntb.ids", "--per-categ
                "--api-fallback": "ntb.api_fallback", "--threshold": "ntb.threshold",
                "--a2-method": "ntb.a2_method", "--max-steps": "ntb.max_steps", "--user": "ntb.user",
                "--no-api-simulator": "ntb.api_simulator", "--concurrency": "run.concurrency",
+               "--trials": "run.trials", "--seed": "run.seed",
                "--name": ("run.name", "from the models, <agent>[+variant]_ntb_<judge>")}
 """The config keys of ``ntb run``'s options (``ray ntb`` shares them)."""
 
@@ -153,6 +165,9 @@ def add_ntb_commands(sub) -> None:
                         "no example: an error observation)")
     p.add_argument("--concurrency", type=int, help="cases at once")
     p.add_argument("--name", help="run name")
+    p.add_argument("--trials", type=int, help="play each case K times, each trial with its own seeds "
+                   "for every sampled role (pass^k of A1, A2, A3 and the flip share)")
+    p.add_argument("--seed", type=int, help="seed of the run (trials after the first derive their seeds from it)")
     p.add_argument("--resume", metavar="RUN", help="finish an interrupted run (id or name) from the store")
     p.add_argument("--out", help="folder for the exports")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -14,7 +14,7 @@ from harness.cli.progress import counting, progress_bar
 
 RUN_OPTIONS = {"--dataset": "run.dataset", "--limit": "run.limit", "--offset": "run.offset",
                "--max-turns": "run.max_turns", "--concurrency": "run.concurrency", "--seed": "run.seed",
-               "--name": "run.name", "--user": "run.user", "--agent": "run.agent", "--kb": "rag.kb",
+               "--trials": "run.trials", "--persona": "run.persona", "--name": "run.name", "--user": "run.user", "--agent": "run.agent", "--kb": "rag.kb",
                "--formula": "scoring.formula", "--cost-mode": "cost.mode"}
 """The config keys of ``run``'s and ``demo``'s options (``ray run`` shares them)."""
 SCORE_OPTIONS = {"--threshold": "ntb.threshold", "--a2-method": "ntb.a2_method",
@@ -109,6 +109,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     helpfulness bounds to them; returns 0."""
     from harness.selfscore.figures import profile_label, rescore_run
     from harness.selfscore.scoring import summarize
+    from harness.study.trials import pass_k_figures
     from store import StoreReader, StoreWriter
     config = build_config(args)
     reader = StoreReader(config.store)
@@ -124,6 +125,12 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     out.print(f"Rescored {len(figures)} interactions of {args.run} from stored rows (no LLM calls); "
               f"{changed} changed. Mean final score: {mean if mean is None else round(mean, 2)} "
               f"(profile {label}).", highlight=False)
+    over_trials = pass_k_figures(figures)
+    if over_trials["trials"][0] > 1:
+        out.print(f"Over {over_trials['trials'][0]}+ trials of {over_trials['tasks']} tasks: "
+                  + ", ".join(f"pass^{k} {p:.3f}" for k, p in zip(over_trials["k"], over_trials["pass_hat"]))
+                  + f"; verdict flips on {len(over_trials['flipped'])} task(s) "
+                  f"(share {over_trials['flip_share']:.2f}).", highlight=False)
     kept = [n for n, a in ((run.get("profile") or {}).get("aids") or {}).items()
             if a.get("on") and n != "helpfulness_bounds"]
     if variant != "stored" and kept:
@@ -244,6 +251,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_trial_options(p: argparse.ArgumentParser, persona: bool = True) -> None:
+    """``--trials K`` (each task played K times, each trial with its own seeds) and, for a
+    simulated user, ``--persona`` (``run.trials``, ``run.persona``)."""
+    p.add_argument("--trials", type=int, help="play each task K times, each trial with its own seeds "
+                   "for every sampled role (pass^k, flip share, noise floor in the report)")
+    if persona:
+        from harness.tasks.personas import PERSONAS
+        p.add_argument("--persona", choices=PERSONAS, help="the simulated user's behaviour (a task's "
+                       "own 'persona' field wins)")
+
+
 def add_run_commands(sub) -> None:
     """Add ``run`` and ``demo`` (the same flags, other defaults) to the subcommands ``sub``."""
     def run_parser(name, help_, limit, max_turns, sanity):
@@ -255,7 +273,9 @@ def add_run_commands(sub) -> None:
         p.add_argument("--offset", type=int, help="skip this many tasks first")
         p.add_argument("--max-turns", type=int, default=max_turns, help="turns per conversation")
         p.add_argument("--concurrency", type=int, help="conversations at once")
-        p.add_argument("--seed", type=int, help="seed recorded with the run (the models sample with roles.ROLE.seed)")
+        p.add_argument("--seed", type=int, help="seed of the run (trial 1 samples with roles.ROLE.seed; "
+                       "later trials with seeds derived from this one)")
+        add_trial_options(p)
         p.add_argument("--name", help="run name")
         p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated user or each task's "
                        "followups (--agent human: scripted unless given)")

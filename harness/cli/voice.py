@@ -10,6 +10,7 @@ from rich.markup import escape
 from harness.cli.common import finish_report, progress_printer, add_config_args, build_config, console, out
 from harness.cli.defaults import config_options, stated_default
 from harness.cli.progress import progress_bar
+from harness.cli.selfscore import add_trial_options
 
 ROUND_TRIP_BOUND = 0.10   # `voice check` fails above this corpus word error rate
 CHANNEL_OPTIONS = {"--tts": "voice.tts", "--telephone": "voice.telephone", "--snr": "voice.snr_db",
@@ -18,7 +19,8 @@ CHANNEL_OPTIONS = {"--tts": "voice.tts", "--telephone": "voice.telephone", "--sn
 SIMULATE_OPTIONS = {**CHANNEL_OPTIONS, "--dataset": "run.dataset", "--limit": "run.limit",
                     "--offset": "run.offset", "--max-turns": "run.max_turns",
                     "--concurrency": "run.concurrency", "--user": "run.user", "--name": "run.name",
-                    "--voice-seed": "voice.seed", "--turn-based": "voice.streaming",
+                    "--trials": "run.trials", "--persona": "run.persona", "--voice-seed": "voice.seed",
+                    "--turn-based": "voice.streaming",
                     "--duplex": "voice.duplex", "--caller": "voice.caller", "--compute": "voice.compute"}
 """The config keys of ``call simulate``'s options."""
 LOCAL_OPTIONS = {"--max-turns": "run.max_turns", "--name": "run.name", "--tts": "voice.tts"}
@@ -44,7 +46,8 @@ def cmd_call_simulate(args: argparse.Namespace) -> int:
 
     config = build_config(args, {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
                                  "max_turns": args.max_turns, "concurrency": args.concurrency,
-                                 "name": args.name, "user": args.user}, _voice_overrides(args))
+                                 "name": args.name, "user": args.user, "trials": args.trials,
+                                 "persona": args.persona}, _voice_overrides(args))
     dataset = load_dataset(config.run.dataset)
     v = config.voice
     console.print(f"[bold]deskbench[/] simulated calls: tts {v.tts}, stt {v.stt_model}, line {v.line or '-'}, telephone "
@@ -182,6 +185,7 @@ def add_voice_commands(sub) -> None:
     p.add_argument("--concurrency", type=int, help="calls at once")
     p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated caller or each task's followups")
     p.add_argument("--name", help="run name")
+    add_trial_options(p)
     p.add_argument("--voice-seed", type=int, help="seed of the channel noise (and of the duplex caller)")
     _channel_args(p)
     p.add_argument("--turn-based", action="store_true", help="no streaming: the agent's whole reply, "

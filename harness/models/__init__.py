@@ -24,11 +24,15 @@ FACE = {
     "check_embedder": "embeddings",
     "cosine": "embeddings",
     "default_embedder": "embeddings",
+    "derive_seed": "seeds",
     "embed": "embeddings",
     "embedder_for": "embeddings",
     "ensure_model": "model_files",
     "find_server_binary": "engine",
     "reliability_scope": "circuit",
+    "seed_for": "seeds",
+    "seeds_of_trial": "seeds",
+    "trial_seeds": "seeds",
 }
 __all__ = sorted(FACE)
 __getattr__, __dir__ = lazy_face(__name__, FACE)

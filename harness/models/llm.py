@@ -23,6 +23,7 @@ from graphs.protocols import LLMCall
 from harness.config import ConfigError, ModelSpec
 from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
 from harness.models.retry import EmptyReplyError, ModelCallError, RetryPolicy, classify
+from harness.models.seeds import seed_for
 
 
 def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
@@ -93,6 +94,9 @@ class RoleClient:
             CircuitOpenError: the endpoint's breaker is (or just became) open.
             Exception: an unclassified error (a bug, not the endpoint), with ``llm_call(s)``.
         """
+        trial_seed = seed_for(self.role, self.spec.seed, bind.get("seed"))
+        if trial_seed is not None:  # a trial after the first samples with its own seed
+            bind = {**bind, "seed": trial_seed}
         runnable = self.model.bind(**bind) if bind else self.model
         policy, breaker = self._guards()
         earlier: list[LLMCall] = []

@@ -14,6 +14,7 @@ FACE = {
     "Case": "cases",
     "CaseError": "cases",
     "DATASET": "batch",
+    "METRICS": "report",
     "NtbBatch": "batch",
     "PROTOCOL_VERSIONS": "agent",
     "SimulatedToolUser": "user",

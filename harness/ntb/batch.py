@@ -13,6 +13,7 @@ from harness.ntb.agent import PROTOCOL_VERSIONS, NativeToolAgent, TextProtocolAg
 from harness.ntb.apienv import ApiEnvironment
 from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.user import SimulatedToolUser
+from harness.models.seeds import seeds_of_trial, trial_seeds
 from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from store import StoreReader, StoreWriter
 
@@ -121,10 +122,21 @@ class NtbBatch:
         problems = [problem_row(c) for c in cases]
         return new_run(self.writer, cfg, name, "noisytoolbench", DATASET, scoring_data_sha(),
                        PROTOCOL_VERSIONS[cfg.ntb.agent_variant], scoring.SCORER_VERSION, problems=problems,
-                       interactions=lambda run_id: [
-                           {"id": f"{run_id}:{case_key(c)}", "run_id": run_id,
-                            "problem_id": f"{DATASET}:{case_key(c)}", "position": pos, "status": "pending"}
-                           for pos, c in enumerate(cases)])
+                       interactions=lambda run_id: self._interactions(run_id, cases))
+
+    def _interactions(self, run_id: str, cases: list[Case]) -> list[dict]:
+        """One pending interaction per case and trial (``run.trials``), each trial with the seeds
+        of its sampled roles (``harness.models.seeds``) in ``script_json``."""
+        cfg, rows = self.config, []
+        roles = {r: (cfg.role(r).temperature, cfg.role(r).seed) for r in self.roles_used()}
+        for c in cases:
+            for trial in range(1, cfg.run.trials + 1):
+                key = case_key(c)
+                rows.append({"id": f"{run_id}:{key}" + (f":trial{trial}" if cfg.run.trials > 1 else ""),
+                             "run_id": run_id, "problem_id": f"{DATASET}:{key}", "position": len(rows),
+                             "status": "pending", "trial": trial,
+                             "script_json": json.dumps({"seeds": seeds_of_trial(cfg.run.seed, roles, key, trial)})})
+        return rows
 
     def default_name(self) -> str:
         """``<agent>[+variant]_ntb_<judge>``."""
@@ -192,11 +204,14 @@ class NtbBatch:
                     else "max_steps" if len(steps) >= cfg.ntb.max_steps else None)
             if stop is None:
                 model_calls = self._model_calls(iid)
-                final = await graph.ainvoke(
-                    tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
-                    {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
+                trial = row.get("trial") or 1  # trial 1 samples with the roles' own seeds
+                with trial_seeds(json.loads(row.get("script_json") or "{}").get("seeds") if trial > 1 else None):
+                    final = await graph.ainvoke(
+                        tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
+                        {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
                 stop, steps = final["stop_reason"], final["steps"]
-            figures = await self.case_figures(case, steps)
+            figures = {**await self.case_figures(case, steps), "task_id": row["task_id"],
+                       "trial": row.get("trial") or 1}
             self.writer.finish_interaction(iid, "completed", stop, len(steps), run_id=run["id"],
                                            scores=[score_row(iid, figures)])
         except Exception as exc:  # the case fails; the batch goes on and can resume it

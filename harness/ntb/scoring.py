@@ -103,7 +103,7 @@ IBTC = "IBTC"
 CONVENTIONS = ("ibtc-excluded", "official")
 DEFAULT_CONVENTION = "ibtc-excluded"
 DEFAULT_A2_METHOD = NtbConfig.model_fields["a2_method"].default  # ntb.a2_method
-CSV_FIELDS = ("query_id", "query", "steps", "redundant_asking", "A1", "A2", "A3", "reason", "category")
+CSV_FIELDS = ("query_id", "query", "steps", "redundant_asking", "A1", "A2", "A3", "reason", "category", "trial")
 
 CONVENTION_TEXT = {
     "ibtc-excluded": "IBTC cases are excluded from the A2 and A3 means and reported separately "
@@ -347,7 +347,7 @@ def tables(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def write_csv(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
     """Write the official CSV columns (``query_id, query, steps, redundant_asking, A1, A2, A3,
-    reason``) plus ``category``, one row per case; None is an empty cell. Atomic: written to a
+    reason``) plus ``category`` and ``trial``, one row per case and trial; None is an empty cell. Atomic: written to a
     temporary file beside ``path`` and renamed over it."""
     path = Path(path)
     with atomic_write(path) as f:

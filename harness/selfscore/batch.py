@@ -12,6 +12,7 @@ from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
 from harness.config import Config
 from harness.defence.manipulation import turn_record
+from harness.models.seeds import seeds_of_trial, trial_seeds
 from harness.selfscore import prompts
 from harness.selfscore.figures import interaction_figures, score_row
 from harness.selfscore.judges import judge_complexity, judgment_row
@@ -108,12 +109,22 @@ class SelfScoreBatch:
                      "metadata_json": json.dumps({**t.metadata, "problem": t.problem, "facts": t.facts})}
                     for t in tasks]
 
+        trials = cfg.run.trials
+
         def interactions(run_id: str) -> list[dict]:
-            return [{"id": f"{run_id}:{t.id}", "run_id": run_id, "problem_id": f"{dataset.name}:{t.id}",
-                     "position": pos, "status": "pending",
-                     "script_json": json.dumps({"followups": t.followups, "agent_replies": t.agent_replies,
-                                                "agent_calls": (agent_calls or {}).get(t.id, [])})}
-                    for pos, t in enumerate(tasks)]
+            rows = []
+            for t in tasks:
+                persona = (t.persona or cfg.run.persona) if cfg.run.user == "llm" else None
+                for trial in range(1, trials + 1):
+                    rows.append({
+                        "id": trial_interaction_id(run_id, t.id, trial, trials), "run_id": run_id,
+                        "problem_id": f"{dataset.name}:{t.id}", "position": len(rows),
+                        "status": "pending", "trial": trial, "persona": persona,
+                        "script_json": json.dumps({
+                            "followups": t.followups, "agent_replies": t.agent_replies,
+                            "agent_calls": (agent_calls or {}).get(t.id, []), "persona": persona,
+                            "seeds": seeds_of_trial(cfg.run.seed, sampled_roles(cfg), t.id, trial)})})
+            return rows
         return new_run(self.writer, cfg, cfg.run.name or run_name(cfg), kind, dataset.name,
                        dataset.sha256, prompts.PROMPT_VERSION, SCORER_VERSION, source_run,
                        problems=problems, interactions=interactions,
@@ -155,8 +166,12 @@ class SelfScoreBatch:
             if stop is None:
                 history = history_from_turns(turns)
                 state = initial_state(problem, history, len(turns) + 1, self.config.run.max_turns)
-                final = await graph.ainvoke(
-                    state, {"recursion_limit": recursion_limit(self.config.run.max_turns)})
+                # trial 1 samples with the roles' own seeds; a later trial with its stored ones
+                seeds = json.loads(row.get("script_json") or "{}").get("seeds") \
+                    if (row.get("trial") or 1) > 1 else None
+                with trial_seeds(seeds):
+                    final = await graph.ainvoke(
+                        state, {"recursion_limit": recursion_limit(self.config.run.max_turns)})
                 stop = final["stop_reason"]
             figures = interaction_figures(self.reader, {**row, "stop_reason": stop}, run["config"])
             self.writer.finish_interaction(iid, "completed", stop, figures["turns"],
@@ -222,7 +237,8 @@ async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWr
         writer.save_judgments([], call_rows(calls, iid, None))
     return Problem(iid, row["question"], summary, statement, row.get("reference_answer"),
                    solution=solution, problem_source=source,
-                   facts=tuple(f for f in meta.get("facts") or () if isinstance(f, str)))
+                   facts=tuple(f for f in meta.get("facts") or () if isinstance(f, str)),
+                   persona=row.get("persona") or script.get("persona") or "cooperative")
 
 
 async def arun_selfscore(runtime: Runtime, dataset: Dataset | None = None, resume: str | None = None,
@@ -236,6 +252,17 @@ async def arun_selfscore(runtime: Runtime, dataset: Dataset | None = None, resum
         return run_id, await batch.run(run_id)
     finally:
         writer.close()
+
+
+def trial_interaction_id(run_id: str, task_id: str, trial: int, trials: int) -> str:
+    """``<run id>:<task id>`` in a one-trial run (as before trials), else with ``:trial<k>``."""
+    return f"{run_id}:{task_id}" if trials == 1 else f"{run_id}:{task_id}:trial{trial}"
+
+
+def sampled_roles(config: Config) -> dict[str, tuple[float, int | None]]:
+    """The conversation's roles with their (temperature, seed): the roles a trial reseeds."""
+    return {r: (config.role(r).temperature, config.role(r).seed) for r in ("agent", "user", "judge",
+                                                                         "complexity", "extractor")}
 
 
 def run_name(config: Config, agent_label: str | None = None) -> str:

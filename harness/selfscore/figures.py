@@ -36,6 +36,8 @@ def interaction_figures(reader: StoreReader, interaction: dict[str, Any], run_co
     )
     figures["interaction_id"] = interaction["id"]
     figures["task_id"] = interaction.get("task_id") or interaction["problem_id"].split(":", 1)[-1]
+    figures["trial"] = interaction.get("trial") or 1
+    figures["persona"] = interaction.get("persona")
     return figures
 
 

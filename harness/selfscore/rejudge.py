@@ -45,7 +45,7 @@ def rejudge_config(source: dict[str, Any], role_overrides: dict[str, dict[str, A
         spec = tree["roles"][role]
         spec["seed"] = (spec.get("seed") or 0) + repeat
     source_agent = tree["run"].get("agent", "plain")
-    tree["run"].update(user="scripted", agent="replay", stop_on_solved=False, offset=0,
+    tree["run"].update(user="scripted", agent="replay", stop_on_solved=False, offset=0, trials=1,
                        max_turns=max(n_turns, 1), name=None)
     config = Config.model_validate(tree)
     label = ("human" if source_agent == "human"
@@ -61,6 +61,8 @@ class Replay:
     key: str         # the source interaction's id after ``<source run>:`` (unique in the run)
     problem_id: str  # the source interaction's problem (already in the store)
     script: dict[str, Any]  # ``script_json`` of the new interaction (see :func:`replays`)
+    trial: int | None = None    # the source's trial of its task and the persona that played it,
+    persona: str | None = None  # kept so that the re-judged run's trial figures pair the same way
 
     @property
     def n_turns(self) -> int:
@@ -99,7 +101,8 @@ def replays(reader: StoreReader, run: dict[str, Any]) -> list[Replay]:
                          "input_tokens": t["input_tokens"] or 0, "output_tokens": t["output_tokens"] or 0}
                         for t in turns],
                     "problem_statement": i["problem_statement"],
-                    "problem_source": i["problem_source"]}))
+                    "problem_source": i["problem_source"]},
+            trial=i.get("trial"), persona=i.get("persona")))
     if not out:
         raise ValueError(f"Run {run['id']} has no completed interaction with turns to re-judge.")
     if len({r.key for r in out}) != len(out):
@@ -115,7 +118,8 @@ def create_rejudge_run(batch: SelfScoreBatch, source: dict[str, Any], todo: Sequ
 
     def interactions(run_id: str) -> list[dict]:
         return [{"id": f"{run_id}:{r.key}", "run_id": run_id, "problem_id": r.problem_id,
-                 "position": pos, "status": "pending", "script_json": json.dumps(r.script)}
+                 "position": pos, "status": "pending", "script_json": json.dumps(r.script),
+                 "trial": r.trial, "persona": r.persona}
                 for pos, r in enumerate(todo)]
     return new_run(batch.writer, cfg, cfg.run.name or run_name(cfg), "rejudge", source["dataset"],
                    source["dataset_sha256"], prompts.PROMPT_VERSION, SCORER_VERSION,

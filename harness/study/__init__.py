@@ -8,14 +8,23 @@ README.md beside this file says what lives here and what it may import.
 from harness.face import lazy_face
 
 FACE = {
+    "PASS_K_PNG": "trial_report",
     "agreement_line": "label_agreement",
     "agreement_markdown": "label_agreement",
     "agreement_summary": "label_agreement",
     "call_lines": "call_report",
+    "compare_trials": "noise",
     "export_run": "export",
     "human_llm_agreement": "agreement",
+    "noise_lines": "noise",
+    "pass_k_figures": "trials",
+    "pass_k_lines": "trial_report",
+    "pass_k_png": "report_plots",
+    "persona_lines": "trial_report",
     "report_markdown": "report",
     "run_distributions_png": "report_plots",
+    "trial_lines": "trial_report",
+    "trial_summary": "trials",
     "voice_lines": "voice_report",
     "write_csv": "export",
     "write_html_report": "html_report",

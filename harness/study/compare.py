@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from harness.study.html_report import text_summary, write_html_report
 from harness.study.judge_statistics import judge_comparison, judge_reliability
+from harness.study.noise import compare_trials, noise_lines
 from harness.study.statistics import compare_runs, weight_sensitivity
 from store import StoreReader
 
@@ -77,7 +78,11 @@ def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
                     items[item].append(score)
             reliability = judge_reliability(dict(items))
     sensitivity = weight_sensitivity(figures, list(weight_vectors)) if len(figures) > 1 else None
+    noise = compare_trials(figures) if len(figures) > 1 else None
     path = write_html_report(figures, out_dir, comparison=comparison, judge_comparison=judge_cmp,
-                             reliability=reliability, sensitivity=sensitivity,
+                             reliability=reliability, sensitivity=sensitivity, noise=noise,
                              title="SelfScore comparison: " + ", ".join(figures))
-    return path, text_summary(figures, comparison)
+    summary = text_summary(figures, comparison)
+    if noise:
+        summary += "\n" + "\n".join(noise_lines(noise)) + "\n"
+    return path, summary

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.selfscore.scoring import EXPORT_FIELDS
+from harness.study.trials import trial_summary
 from harness.tasks.jsonl import atomic_write, write_jsonl
 from store import StoreReader
 
-INTERACTION_EXTRA = ("task_id", "formula", "judge_model", "complexity_model", "prompt_version",
+INTERACTION_EXTRA = ("task_id", "trial", "persona", "formula", "judge_model", "complexity_model", "prompt_version",
                      "scorer_version", "profile", "aids_on", "failed_user_judgments", "failed_agent_judgments")
 
 
@@ -58,6 +59,24 @@ def turn_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
     return rows
 
 
+def task_rows(figures: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One row per task over its trials (solved count and pass^k per k; mean, SD, min and max
+    of every figure of ``harness.study.trials.SPREAD_FIGURES``), and the run-level summary
+    (pass^k, pass@k, flip share, each figure's run mean, interval and noise floor)."""
+    s = trial_summary(figures)
+    rows = []
+    for task, p in sorted(s["solved"]["per_task"].items()):
+        row: dict[str, Any] = {"task_id": task, "trials": p["n"], "solved": p["c"]}
+        for key, sp in s["spread"].items():
+            t = sp["tasks"].get(task) or {}
+            row.update({f"{key}_{stat}": t.get(stat) for stat in ("mean", "sd", "min", "max")})
+        rows.append(row)
+    run = {"trials": s["trials"],
+           "solved": {k: v for k, v in s["solved"].items() if k != "per_task"},
+           "spread": {k: {x: y for x, y in sp.items() if x != "tasks"} for k, sp in s["spread"].items()}}
+    return rows, run
+
+
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     """Rows as CSV with a header from the first row's keys (an empty file for no rows), atomically."""
     with atomic_write(path) as f:
@@ -68,13 +87,19 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def export_run(reader: StoreReader, run_id: str, out_dir: Path, formats=("jsonl", "csv")) -> list[Path]:
-    """Write ``interactions.jsonl``/``.csv`` and ``turns.jsonl`` into ``out_dir``."""
+    """Write ``interactions.jsonl``/``.csv``, ``turns.jsonl``, ``tasks.jsonl`` (per task over its
+    trials) and ``trials.json`` (pass^k, flip share, noise floors) into ``out_dir``."""
     inter = interaction_rows(reader, run_id)
+    tasks, over_trials = task_rows([s["figures"] for s in reader.scores(run_id)])
     written = []
     if "jsonl" in formats:
         write_jsonl(out_dir / "interactions.jsonl", inter)
         write_jsonl(out_dir / "turns.jsonl", turn_rows(reader, run_id))
-        written += [out_dir / "interactions.jsonl", out_dir / "turns.jsonl"]
+        write_jsonl(out_dir / "tasks.jsonl", tasks)
+        with atomic_write(out_dir / "trials.json") as f:
+            json.dump(over_trials, f, indent=2)
+        written += [out_dir / "interactions.jsonl", out_dir / "turns.jsonl", out_dir / "tasks.jsonl",
+                    out_dir / "trials.json"]
     if "csv" in formats:
         write_csv(out_dir / "interactions.csv", inter)
         written.append(out_dir / "interactions.csv")

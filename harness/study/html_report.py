@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from harness.selfscore.scoring import summarize
-from harness.study.report_plots import comparison_boxplots_png, run_distributions_png
+from harness.study.report_plots import comparison_boxplots_png, pass_k_png, run_distributions_png
 from harness.study.statistics import TUKEY_COLUMNS, compare_runs
+from harness.study.trials import pass_k_figures
 
 Runs = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -144,6 +145,7 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
                       judge_comparison: Mapping[str, Any] | None = None,
                       reliability: Mapping[str, Any] | None = None,
                       sensitivity: Mapping[str, Any] | None = None,
+                      noise: Mapping[str, Any] | None = None,
                       embed_images: bool = False, seed: int | None = 0,
                       n_resamples: int = 10000) -> Path:
     """Write ``report.html`` (and ``report_files/*.png``) into ``out_dir``.
@@ -157,6 +159,8 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
         judge_comparison: optional :func:`harness.study.judge_statistics.judge_comparison` result.
         reliability: optional :func:`harness.study.judge_statistics.judge_reliability` result.
         sensitivity: optional :func:`harness.study.statistics.weight_sensitivity` result.
+        noise: optional :func:`harness.study.noise.compare_trials` result (the noise floor over
+            trials, with a pass^k plot when a run has several trials).
         embed_images: embed PNGs as data URIs (a single file) instead of linking them.
 
     Returns:
@@ -199,12 +203,37 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
         parts.append(_reliability_html(reliability))
     if sensitivity:
         parts.append(_sensitivity_html(sensitivity))
+    if noise:
+        parts += _noise_html(runs, noise, files, out_dir, embed_images)
     page = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
             f"{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
     path = out_dir / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def _noise_html(runs: Runs, noise: Mapping[str, Any], files: Path, out_dir: Path,
+                embed_images: bool) -> list[str]:
+    """The noise-floor section: the paired differences with their verdicts, and pass^k against k."""
+    parts = ["<h2>Trials and the noise floor</h2>"]
+    if noise.get("note"):
+        parts.append(f'<p class="note">{html.escape(noise["note"])}</p>')
+    for pair in noise["pairs"]:
+        rows = [[k, _num(f["difference"]), f"[{_num(f['low'])}, {_num(f['high'])}]",
+                 _num(f["floor_a"]), _num(f["floor_b"]), f["verdict"]]
+                for k, f in pair["figures"].items() if f["difference"] is not None]
+        parts += [f"<h3>{html.escape(pair['a'])} - {html.escape(pair['b'])} ({pair['tasks']} paired tasks)</h3>",
+                  _table(["figure", "difference", "95% CI", "noise floor a", "noise floor b", "verdict"], rows)]
+    curves = {n: pass_k_figures(f) for n, f in runs.items() if noise["trials"].get(n, 0) > 1}
+    if curves:
+        png = pass_k_png(curves, files / "pass_k.png")
+        parts += ["<h3>pass^k against k</h3>", _img(png, out_dir, "pass^k", embed_images)]
+    return parts
+
+
+def _num(v: Any) -> str:
+    return "n/a" if v is None else f"{v:+.3f}" if v < 0 else f"{v:.3f}"
 
 
 def _text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any
 from harness.selfscore.scoring import summarize
 from harness.study.conversation_report import conversation_lines
 from harness.study.profile_report import profile_lines
+from harness.study.trial_report import persona_lines, trial_lines
 from harness.study.statistics import bootstrap_ci
 from harness.study.usage_report import usage_lines
 from harness.study.voice_report import voice_lines
@@ -26,8 +27,8 @@ def _fmt(v: Any, digits: int = 2) -> str:
 
 def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | None = None) -> str:
     """The Markdown report of a stored run: its settings, summary figures with a bootstrap CI of
-    the mean final score, how the conversations went, failed interactions and judgments, one
-    table row per interaction, model calls, voice figures (if any), and ``sanity_lines`` (a
+    the mean final score, how the conversations went, failed interactions and judgments, the
+    figures over trials (pass^k, spread, noise floor) and by persona, one table row per interaction, model calls, voice figures (if any), and ``sanity_lines`` (a
     judge sanity check's output) when given."""
     run = reader.run(run_id)
     figures = [s["figures"] for s in reader.scores(run_id)]
@@ -66,12 +67,14 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
                   + ", ".join(f"{kind} {n}" for kind, n in sorted(failed_judgments.items()))]
     if run.get("stop_detail"):
         lines += ["", f"Run status {run['status']}: {run['stop_detail']}"]
+    lines += trial_lines(figures)
+    lines += persona_lines(figures)
     lines += ["", "## Interactions", "",
-              "| task | turns | stop | solved | CT | EH | TK | WC | user h. | agent h. | quality | final |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| task | trial | persona | turns | stop | solved | CT | EH | TK | WC | user h. | agent h. "
+              "| quality | final |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in figures:
         lines.append("| " + " | ".join(_fmt(f.get(k)) for k in (
-            "task_id", "turns", "stop_reason", "solved", "critical_thinking", "error_handling",
+            "task_id", "trial", "persona", "turns", "stop_reason", "solved", "critical_thinking", "error_handling",
             "topic_knowledge", "weighted_complexity", "avg_user_helpfulness",
             "avg_agent_helpfulness", "quality", "final_score")) + " |")
     lines += profile_lines(reader, run_id)

@@ -87,3 +87,30 @@ def comparison_boxplots_png(runs: Mapping[str, Sequence[Mapping[str, Any]]], pat
         ax.set_title(label, fontsize=10)
         ax.tick_params(axis="y", labelsize=8)
     return _save(fig, path)
+
+
+def pass_k_png(curves: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
+    """pass^k (solid) and pass@k (dashed) against k, one colour per run.
+
+    Args:
+        curves: run name -> :func:`harness.study.trials.pass_k_figures` of its figures.
+        path: where to write the PNG.
+
+    Returns:
+        ``path``.
+    """
+    fig = Figure(figsize=(4.8, 3.4))
+    ax = fig.add_subplot(1, 1, 1)
+    for i, (name, c) in enumerate(curves.items()):
+        colour = f"C{i % 10}"
+        ax.plot(c["k"], c["pass_hat"], marker="o", color=colour, label=f"{name} pass^k")
+        ax.plot(c["k"], c["pass_at"], marker=".", linestyle="--", color=colour, label=f"{name} pass@k")
+    ks = sorted({k for c in curves.values() for k in c["k"]})
+    ax.set_xticks(ks or [1])
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("k (trials)", fontsize=9)
+    ax.set_ylabel("share of tasks", fontsize=9)
+    ax.set_title("pass^k: all k trials solved; pass@k: at least one", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.tick_params(labelsize=8)
+    return _save(fig, path)

@@ -11,6 +11,7 @@ FACE = {
     "Dataset": "datasets",
     "DatasetError": "datasets",
     "JsonlError": "jsonl",
+    "PERSONAS": "personas",
     "Task": "datasets",
     "atomic_write": "jsonl",
     "import_dump": "stackexchange",

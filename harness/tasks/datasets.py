@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness.tasks.personas import PERSONAS
 from harness.tasks.jsonl import JsonlError, read_jsonl
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -62,6 +63,8 @@ class Task:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: facts of the asker's situation, revealed by the simulated user only when asked
     facts: list[str] = field(default_factory=list)
+    #: the simulated user's behaviour on this task (``harness.config.PERSONAS``); None: the run's
+    persona: str | None = None
 
 
 @dataclass
@@ -144,5 +147,8 @@ def _task_from(obj: Any) -> tuple[Task | None, str | None]:
     md = obj.get("metadata", {})
     if not isinstance(md, dict):
         return None, "field 'metadata' must be an object"
+    persona = obj.get("persona")
+    if persona is not None and persona not in PERSONAS:
+        return None, f"field 'persona' must be one of {', '.join(PERSONAS)} (got {persona!r})"
     return Task(tid, q.strip(), obj.get("reference_answer"), obj.get("problem"),
-                scripts["followups"], scripts["agent_replies"], md, scripts["facts"]), None
+                scripts["followups"], scripts["agent_replies"], md, scripts["facts"], persona), None
