@@ -36,6 +36,8 @@ def test_run_with_trials_sends_each_trials_seeds_and_reports_over_trials(tmp_pat
     assert (folder / "pass_k.png").stat().st_size > 1000 and (folder / "tasks.jsonl").exists()
     assert main(["rescore", "--store", str(store), "a"]) == 0
     assert "pass^3 1.000" in capsys.readouterr().out
+    assert main(["runs", "--store", str(store)]) == 0
+    assert "6/6 interactions (3 trials per task)" in capsys.readouterr().out
 
 
 def test_compare_of_runs_with_trials_gives_the_noise_floor(tmp_path, tasks_file, capsys):

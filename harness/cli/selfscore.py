@@ -96,9 +96,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
         out.print(f"No runs in {config.store}.")
     for r in rows:
         profile = json.loads(r["profile_json"]).get("profile") if r.get("profile_json") else "unrecorded"
+        trials = (json.loads(r["config_json"] or "{}").get("run") or {}).get("trials") or 1
         out.print(f"{r['id']}  {r['kind']}  {r['status']}  {r['n_completed']}/{r['n_interactions']} "
-                  f"interactions  dataset={r['dataset']}  profile={profile}  created={r['created_at']}",
-                  highlight=False)
+                  f"interactions{f' ({trials} trials per task)' if trials > 1 else ''}  "
+                  f"dataset={r['dataset']}  profile={profile}  created={r['created_at']}", highlight=False)
     return 0
 
 
