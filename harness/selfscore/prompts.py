@@ -26,7 +26,13 @@ from __future__ import annotations
 # harness.aids.helpfulness_bounds (rule set hb, versioned by content; aid helpfulness_bounds, each judgment stores
 # the judge's own score and the rule): on the turn-helpfulness sanity set the 1.5B under p9 put the
 # helpful version first for 6/6 agent replies, 3/6 user replies and 1/3 first questions
-PROMPT_VERSION = "selfscore-p10"
+# (p11: a judge layout tried and not kept, docs/selfscore.md "Judge sanity": the name is not reused)
+# p12: p10's texts, byte for byte, for everything a cooperative simulated user, the agent and the
+# judges read; added: the simulated-user persona notes (harness/simuser/prompts.py, "personas":
+# USER_VAGUE_*, USER_IMPATIENT_*, USER_MISTAKEN_DONE, USER_TANGENT, TANGENT_TOPICS,
+# USER_FACTS_WITHHELD, USER_PERSONA_REJECTED), read only by a vague, impatient, mistaken or
+# tangential user; a cooperative run of p12 sends p10's prompts
+PROMPT_VERSION = "selfscore-p12"
 
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
 # The paper's prompts verbatim made Qwen2.5-Coder-1.5B answer the question instead of

@@ -25,6 +25,11 @@ message once and cannot see a judge that is unstable: under a layout tried for `
 "Try closing some tabs and see if it helps." scored 8, 1, 1, 1, 1, 8, 1 and passed every pair
 set. A constant judge is stable and fails the pair sets, so the two are read together.
 
+The persona set (``data/sanity/personas.jsonl``, 5 scenarios) plays one scenario per simulated-user
+persona turn by turn and reads each reply for the act the persona's schedule expects there
+(``harness.selfscore.sanity_personas``); its cooperative scenario passes only when no deviation
+appears, so a user that deviates everywhere fails it.
+
 The sets are in ``harness.selfscore.sanity_sets``, the report in ``harness.selfscore.sanity_report``;
 this module judges them.
 """
@@ -36,11 +41,15 @@ from typing import Callable
 from graphs.protocols import Message, Problem
 from harness.aids.cues import claims_success
 from harness.selfscore.judges import SelfScoreJudges, StructuredJudge, judge_complexity
-from harness.selfscore.sanity_report import SanityReport, StabilityCase, TurnPair, Verdict
+from harness.selfscore.sanity_personas import play_persona_case
+from harness.selfscore.sanity_report import PersonaCase, SanityReport, StabilityCase, TurnPair, Verdict
 from harness.selfscore.sanity_sets import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, STABILITY_CASES, STABILITY_REPEATS,
-                                           balanced, outcome_cases, solved_cases, turn_case_group,
+                                           balanced, outcome_cases, persona_cases, solved_cases, turn_case_group,
                                            turn_helpfulness_cases)
 from harness.selfscore.scoring import weighted_complexity
+
+
+WITH_OUTCOME = -1  # run_sanity's default for the persona scenarios: all of them with the whole outcome set
 
 
 def complexity_pairs_for(helpful_pairs: int) -> int:
@@ -126,18 +135,31 @@ class _CaseJudge:
         said = Verdict(case["id"], case["fixed"], claims_success(reply.text or ""), (reply.text or "")[:90])
         return decided, said
 
+    async def persona_case(self, case: dict) -> PersonaCase:
+        """The simulated user's persona scenario played turn by turn (``sanity_personas``)."""
+        async with self.semaphore:
+            try:
+                return await play_persona_case(self.user, case)
+            except Exception as exc:  # a failed call is a failed case, reported
+                return PersonaCase(case["id"], case["persona"], expected_turns=len(case["agent"]),
+                                   error=str(exc)[:80] or type(exc).__name__)
+
 
 async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
                      helpful_pairs: int | None = None, complexity_pairs: int | None = None,
                      concurrency: int = 4, solved: int | None = 0, outcome: int | None = 0,
                      judges: SelfScoreJudges | None = None, user=None,
                      replies: bool = True, turns: int | None = 0, stability: int | None = 0,
+                     personas: int | None = WITH_OUTCOME,
                      on_progress: Callable[[int, int], None] | None = None) -> SanityReport:
     """Judge the first ``helpful_pairs`` / ``complexity_pairs`` pairs (all by default), and
     ``solved`` solved-check conversations and ``outcome`` simulated-user scenarios (balanced
     between yes and no; None = all, 0 = none), the first ``turns`` turn-helpfulness pairs and the
     first ``stability`` stability messages, each :data:`STABILITY_REPEATS` times (None = all,
-    0 = none).
+    0 = none), and play the first ``personas`` persona scenarios with the simulated user (None =
+    all, 0 = none; the default :data:`WITH_OUTCOME`: all when the whole outcome set is asked
+    for, ``outcome=None`` as ``deskbench sanity`` asks, else none, so the demo's short sanity
+    check stays as it was).
 
     Args:
         judges: the turn judges whose solved-check is tested (default: on ``judge``).
@@ -153,7 +175,11 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
     oc = balanced(outcome_cases(), outcome, "fixed") if outcome != 0 and user is not None else []
     tc = turn_helpfulness_cases()[:turns] if turns != 0 else []
     st = STABILITY_CASES[:stability] if stability != 0 else ()
-    total, done = 2 * len(hp) + 2 * len(cp) + len(sc) + len(oc) + 2 * len(tc) + STABILITY_REPEATS * len(st), 0
+    if personas == WITH_OUTCOME:
+        personas = None if outcome is None else 0
+    pc = persona_cases()[:personas] if personas != 0 and user is not None else []
+    total = 2 * len(hp) + 2 * len(cp) + len(sc) + len(oc) + 2 * len(tc) + STABILITY_REPEATS * len(st) + len(pc)
+    done = 0
 
     async def counted(job):
         nonlocal done
@@ -177,9 +203,10 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
               for k, (case_id, _) in enumerate(st)]
     solved_verdicts = list(await asyncio.gather(*(counted(run.solved_case(x)) for x in sc)))
     outcomes = list(await asyncio.gather(*(counted(run.outcome_case(x)) for x in oc)))
+    played = list(await asyncio.gather(*(counted(run.persona_case(x)) for x in pc)))
     return SanityReport(list(zip(h[0::2], h[1::2])), list(zip(c[0::2], c[1::2])), judge.client.model_name,
                         solved=solved_verdicts, outcome=[d for d, _ in outcomes],
                         replies=[r for _, r in outcomes if r is not None] if replies else [],
                         solved_method=judges.solved_method,
                         user_model=user.client.model_name if user is not None else "",
-                        turn_pairs=turn_pairs, stability=stable)
+                        turn_pairs=turn_pairs, stability=stable, personas=played)

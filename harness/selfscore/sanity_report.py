@@ -68,6 +68,45 @@ class StabilityCase:
 
 
 @dataclass
+class PersonaTurn:
+    """One reply of a persona case: the act expected and recorded (None: none), the reply (None:
+    the user ended the conversation), whether it showed what was expected, the grounding rules it
+    broke, and the decided outcome."""
+
+    turn: int
+    expected: str | None
+    act: str | None
+    text: str | None
+    appeared: bool
+    broken: list[str] = field(default_factory=list)
+    outcome: str = ""
+
+
+@dataclass
+class PersonaCase:
+    """One persona scenario played turn by turn (``harness.selfscore.sanity_personas``); ``error``
+    when a call failed."""
+
+    id: str
+    persona: str
+    turns: list[PersonaTurn] = field(default_factory=list)
+    expected_turns: int = 0
+    error: str = ""
+
+    @property
+    def behaved(self) -> bool | None:
+        """Every expected turn was played and showed what it expected (None: the case failed)."""
+        if self.error:
+            return None
+        return len(self.turns) == self.expected_turns and all(t.appeared for t in self.turns)
+
+    @property
+    def grounded(self) -> bool:
+        """No reply broke a grounding rule (and the case did not fail)."""
+        return not self.error and not any(t.broken for t in self.turns)
+
+
+@dataclass
 class SanityReport:
     """Everything one judge sanity run found: the pair scores, the per-case verdicts and
     stability scores of each set, and which judge and simulated user gave them."""
@@ -82,6 +121,7 @@ class SanityReport:
     user_model: str = ""
     turn_pairs: list[TurnPair] = field(default_factory=list)
     stability: list[StabilityCase] = field(default_factory=list)
+    personas: list[PersonaCase] = field(default_factory=list)
 
     @property
     def largest_spread(self) -> int | None:
@@ -106,7 +146,8 @@ class SanityReport:
         return sum(v is None for pair in [*self.helpful_pairs, *self.complexity_pairs] for v in pair) + \
             sum(c.got is None for c in [*self.solved, *self.outcome, *self.replies]) + \
             sum(v is None for t in self.turn_pairs for v in (t.helpful, t.useless)) + \
-            sum(v is None for c in self.stability for v in c.scores)
+            sum(v is None for c in self.stability for v in c.scores) + \
+            sum(c.behaved is None for c in self.personas)
 
     def lines(self) -> list[str]:
         """The printed report: one summary line per set, then one line per pair and case,
@@ -135,6 +176,8 @@ class SanityReport:
             ys, yn, ns, nn = class_counts(self.outcome)
             out.append(f"Simulated user ({self.user_model}): outcome right on {ys}/{yn} fixes and "
                        f"{ns}/{nn} non-fixes" + (self._reply_line() if self.replies else "") + ".")
+        if self.personas:
+            out.append(self._persona_line())
         for i, (good, bad) in enumerate(self.helpful_pairs):
             out.append(f"  helpfulness pair {i + 1}: helpful {good} vs useless {bad}"
                        + ("" if good is not None and bad is not None and good > bad else "  <-- wrong order"))
@@ -154,7 +197,20 @@ class SanityReport:
                 got = "failed" if c.got is None else ("yes" if c.got else "no")
                 out.append(f"  {label} {c.id}: expected {'yes' if c.expected else 'no'}, got {got}"
                            f"{'  (' + c.detail + ')' if c.detail else ''}" + ("" if c.right else "  <-- wrong"))
+        for c in self.personas:
+            out.extend(_persona_case_lines(c))
         return out
+
+    def _persona_line(self) -> str:
+        behaved = sum(bool(c.behaved) for c in self.personas)
+        grounded = sum(c.grounded for c in self.personas)
+        replies = [t for c in self.personas for t in c.turns if t.text is not None]
+        broken = sum(bool(t.broken) for t in replies)
+        names = ", ".join(f"{c.persona} {'yes' if c.behaved else 'failed' if c.behaved is None else 'no'}"
+                          for c in self.personas)
+        return (f"Personas ({self.user_model}): {behaved}/{len(self.personas)} behaved ({names}; cooperative: "
+                f"no deviation); {grounded}/{len(self.personas)} kept the grounding rules "
+                f"({broken}/{len(replies)} replies broke one).")
 
     def _turn_groups(self) -> list[tuple[str, list[TurnPair]]]:
         groups = [(label, [t for t in self.turn_pairs if t.group == key]) for key, label in TURN_GROUPS]
@@ -167,3 +223,18 @@ class SanityReport:
 
 def _fmt(value: float | None) -> str:
     return "failed" if value is None else f"{value:.1f}"
+
+
+def _persona_case_lines(case: PersonaCase) -> list[str]:
+    """One line per persona case, then one per reply: expected and recorded act, the reply."""
+    status = ("failed: " + case.error[:80]) if case.error else ("behaved" if case.behaved else "did not behave")
+    out = [f"  persona {case.persona} ({case.id}): {status}"
+           + ("" if case.grounded else "; broke a grounding rule") + ("" if case.behaved and case.grounded else "  <-- wrong")]
+    for t in case.turns:
+        said = "(ended the conversation)" if t.text is None else repr(t.text[:100])
+        out.append(f"    turn {t.turn}: expected {t.expected or '-'}, act {t.act or '-'}, outcome {t.outcome or '-'}: "
+                   f"{said}" + (f"  broke {', '.join(t.broken)}" if t.broken else "")
+                   + ("" if t.appeared else "  <-- wrong"))
+    if len(case.turns) < case.expected_turns and not case.error:
+        out.append(f"    (ended after turn {case.turns[-1].turn if case.turns else 1} of {case.expected_turns + 1})  <-- wrong")
+    return out

@@ -1,6 +1,6 @@
 """The judge sanity sets: hand-written helpfulness and complexity pairs, the stability messages, and
 the loaders of the shipped JSONL sets in ``harness/data/sanity`` (solved-check conversations, the
-simulated user's outcome scenarios, turn-helpfulness pairs). ``harness.selfscore.sanity`` judges them.
+simulated user's outcome scenarios and persona scenarios, turn-helpfulness pairs). ``harness.selfscore.sanity`` judges them.
 """
 from __future__ import annotations
 
@@ -27,6 +27,13 @@ def outcome_cases() -> list[dict]:
 def turn_helpfulness_cases() -> list[dict]:
     """The helpfulness pairs inside conversations (agent and user messages)."""
     return _load("turn_helpfulness.jsonl")
+
+
+def persona_cases() -> list[dict]:
+    """The simulated user's persona scenarios: one per persona, the cooperative one included
+    (``harness/simuser/personas.py``), each with the agent messages to play and the act expected
+    on each turn (None: no deviation)."""
+    return _load("personas.jsonl")
 
 
 def turn_case_group(case: dict) -> str:

@@ -1,6 +1,6 @@
 """The simulated user: the LLM that plays the real asker of a thread (grounded in its hidden
 solution and facts, deciding each outcome before it writes), the checks of its drafts, the
-distinctive terms of the real fix, its prompts; and the scripted user that replays fixed messages.
+distinctive terms of the real fix, its personas and prompts; and the scripted user that replays fixed messages.
 
 The face below names what other packages use (imported on first use, see harness/face.py);
 README.md beside this file says what lives here and what it may import.
@@ -19,6 +19,10 @@ FACE = {
     "contradicts_facts": "checks",
     "rule_violations": "checks",
     "strip_copied_instructions": "checks",
+    "PERSONA_NAMES": "personas",
+    "Persona": "personas",
+    "persona": "personas",
+    "read_reply": "checks",
     "asks_only": "fix_terms",
     "distinctive_terms": "fix_terms",
     "shared_fix_terms": "fix_terms",

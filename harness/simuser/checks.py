@@ -23,6 +23,7 @@ from harness.aids.data_text import TEXT
 from harness.aids.data_user import USER_CHECKS
 from harness.aids.text import copied_fraction, plain_words, terms
 from harness.simuser import prompts
+from harness.simuser.personas import Plan, deviations, named_details, persona, sentences, told_facts
 
 # --- the simulator's own instructions, copied into its message ---------------------------------
 # The 1.5B sometimes writes the outcome note it was given ("If the agent asked you something,
@@ -31,15 +32,16 @@ from harness.simuser import prompts
 _COPY_RUN = int(USER_CHECKS.limit("copy.run"))
 
 
-def _instruction_texts() -> list[str]:
+def _instruction_texts(notes: Sequence[str] = ()) -> list[str]:
     """The simulator's notes and rules, and each regeneration note it can be given (a batch
-    reply ended "(Your last draft was not used: it repeated an earlier message; ...)")."""
+    reply ended "(Your last draft was not used: it repeated an earlier message; ...)"), and a
+    persona's ``notes`` of the turn (none for the cooperative user)."""
     return [prompts.USER_FIXED, prompts.USER_NOT_FIXED, prompts.GROUNDED_USER_SYSTEM.split("Rules:", 1)[-1],
-            *(prompts.USER_REGENERATION.format(why=why) for why in prompts.USER_REJECTED.values())]
+            *(prompts.USER_REGENERATION.format(why=why) for why in prompts.USER_REJECTED.values()), *notes]
 
 
-def _instruction_runs() -> set[tuple[str, ...]]:
-    texts = _instruction_texts()
+def _instruction_runs(notes: Sequence[str] = ()) -> set[tuple[str, ...]]:
+    texts = _instruction_texts(notes)
     runs = set()
     for text in texts:
         words = plain_words(text)
@@ -52,15 +54,16 @@ def _instruction_runs() -> set[tuple[str, ...]]:
 _META_WORDS = USER_CHECKS.words("copy.meta_words")
 
 
-def _instruction_text() -> str:
-    return " " + " | ".join(" ".join(plain_words(t)) for t in _instruction_texts()) + " "
+def _instruction_text(notes: Sequence[str] = ()) -> str:
+    return " " + " | ".join(" ".join(plain_words(t)) for t in _instruction_texts(notes)) + " "
 
 
-def strip_copied_instructions(message: str) -> tuple[str, list[str]]:
+def strip_copied_instructions(message: str, notes: Sequence[str] = ()) -> tuple[str, list[str]]:
     """``message`` without the sentences that copy the simulator's instructions (a run of 8
     words of them, or a whole short sentence of 4 words or more with a word of the notes' own,
-    such as "never" or "say": a batch reply ended "Never say that it works.)"), and those sentences (the message unchanged and ``[]`` when none does)."""
-    runs, whole = _instruction_runs(), _instruction_text()
+    such as "never" or "say": a batch reply ended "Never say that it works.)"), and those sentences (the message unchanged and ``[]`` when none does).
+    ``notes``: a persona's notes of the turn (``harness.simuser.personas.Plan.texts``), cut too."""
+    runs, whole = _instruction_runs(notes), _instruction_text(notes)
     kept, cut = [], []
     for sentence in re.split(r"(?<=[.!?)])\s+", message.strip()):
         words = plain_words(sentence)
@@ -184,7 +187,7 @@ def echoed_agent(message: str, history: Sequence[Message], limit: float = ECHO_L
 
 
 def rule_violations(message: str, problem: Problem, history: Sequence[Message],
-                    fixed: bool | None) -> list[Violation]:
+                    fixed: bool | None, plan: Plan | None = None) -> list[Violation]:
     """The rule checks of one simulated user message.
 
     Args:
@@ -192,8 +195,43 @@ def rule_violations(message: str, problem: Problem, history: Sequence[Message],
         problem: the interaction's problem, with the hidden statement, solution and facts.
         history: the conversation before this message (ends with the agent's message).
         fixed: the turn's decided outcome (the agent's instruction fixes the true cause), or
-            None when no outcome was decided (no success rule then).
+            None when no outcome was decided (no success rule then); under a persona, the
+            outcome its reply reports (``Plan.fixed``).
+        plan: a persona's plan of the turn (None: the cooperative user, nothing changes). The
+            kinds its act allows (``Plan.allows``) are checked on the message without the act's
+            own sentences; a draft that misses the act fails ``misses_persona``
+            (:func:`persona_violations`).
     """
+    out = _rule_violations(message, problem, history, fixed)
+    if plan is None:
+        return out
+    if plan.allows:
+        deviation = plan.act_sentences(message)
+        rest = " ".join(s for s in sentences(message) if s not in deviation) if deviation else message
+        relaxed = {v.kind for v in _rule_violations(rest, problem, history, fixed)}
+        out = [v for v in out if v.kind not in plan.allows or v.kind in relaxed]
+    return out + persona_violations(message, problem, history, plan)
+
+
+def persona_violations(message: str, problem: Problem, history: Sequence[Message],
+                       plan: Plan) -> list[Violation]:
+    """``misses_persona`` when the draft does not do the act its persona's schedule chose: no
+    sentence that asks for a human, says it already did the step, or asks about the unrelated
+    matter; or, on a vague user's ``withholds`` turn, a detail named that the conversation has
+    not given (a fact told, or one made up in its place: ``personas.named_details``)."""
+    act = plan.act
+    if act is None:
+        return []
+    if act.name == "withholds":  # a fact told, or one made up in its place ("an Intel card")
+        named = named_details(message, problem, history)
+        return [Violation("misses_persona", f"withholds: named {', '.join(named)}")] if named else []
+    if plan.marks is not None and not plan.act_sentences(message):
+        return [Violation("misses_persona", f"{act.name}: no sentence does it")]
+    return []
+
+
+def _rule_violations(message: str, problem: Problem, history: Sequence[Message],
+                     fixed: bool | None) -> list[Violation]:
     out: list[Violation] = []
     like_agent = agent_hits(message)
     if like_agent:  # the first rule in order that matches
@@ -235,3 +273,23 @@ async def contradicts_facts(client, message: str, problem: Problem,
     p, _, call = await ask_yes_no(client, yes_no_messages([*history, Message("user", message)], question),
                                   "judge:user_check")
     return p, [call]
+
+
+# a reply that breaks one of these breaks a grounding rule, whatever the persona
+GROUNDING = ("false_success", "leaks_solution", "acts_as_agent", "contradicts_facts", "echoes_agent")
+
+
+def read_reply(text: str | None, problem: Problem, history: Sequence[Message], fixed: bool) -> dict:
+    """What a simulated user's reply to ``history`` shows, read by the persona sanity check
+    (``harness.selfscore.sanity_personas``, through ``SimulatedUser.read_reply``): the acts its
+    words show (``personas.deviations``; ``["ends"]`` for no reply), the facts it tells, the
+    details it names that the conversation had not given, and the grounding rules it breaks
+    under the decided outcome ``fixed`` (the persona's plan of the turn gives the outcome the
+    reply reports and what its act allows)."""
+    if text is None:
+        return {"shown": deviations(None), "told": [], "named": [], "broken": []}
+    plan = persona(problem.persona).plan(problem, history, fixed)
+    reported = fixed if plan is None else plan.fixed
+    broken = {v.kind for v in rule_violations(text, problem, history, reported, plan)} & set(GROUNDING)
+    return {"shown": deviations(text), "told": told_facts(text, problem, history),
+            "named": named_details(text, problem, history), "broken": sorted(broken)}

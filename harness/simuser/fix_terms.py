@@ -101,3 +101,12 @@ def asks_only(message: str) -> bool:
         return False
     sentences = [s.strip() for s in _SENTENCE_RE.findall(text) if len(s.split()) >= 3]
     return bool(sentences) and all(s.endswith("?") and not _SUGGESTION_RE.search(s) for s in sentences)
+
+
+def asks_something(message: str) -> bool:
+    """``message`` asks the user something: one of its sentences of three words or more is a
+    question that suggests no action (``asks.suggestion``), whatever else it says. A vague
+    persona (``harness.simuser.personas``) withholds its facts the first time it is asked."""
+    text = strip_address(message)
+    return any(s.strip().endswith("?") and not _SUGGESTION_RE.search(s.strip())
+               for s in _SENTENCE_RE.findall(text) if len(s.split()) >= 3)

@@ -1,5 +1,6 @@
 """The simulated user's prompts: its system prompt grounded in the real thread, the outcome
-notes, the regeneration notes, and the Yes/No questions of its outcome and its facts check.
+notes, the regeneration notes, the Yes/No questions of its outcome and its facts check, and the
+persona notes (``harness.simuser.personas``; never read by the cooperative user).
 
 These texts are versioned by ``harness.selfscore.prompts.PROMPT_VERSION`` with every other
 SelfScore prompt: change any text here and bump it there (every stored judgment, score and
@@ -55,3 +56,59 @@ Question: does the agent's latest message tell the user to do something that fix
 USER_OUTCOME_SOLUTION = "The fix that solved it in the real thread: <solution>{solution}</solution>\n"
 USER_CONTRADICTS = """Facts about the user's situation: <facts>{facts}</facts>
 Question: does the latest USER message state something that contradicts these facts? Answer Yes or No."""
+
+# --- personas (harness/simuser/personas.py; since selfscore-p12) --------------------------------
+# A persona other than `cooperative` writes some replies under one of these notes instead of
+# USER_FIXED / USER_NOT_FIXED: the schedule in personas.py decides, in code, on which turn and
+# which one; the model only writes the text. A cooperative user never reads any of them (its
+# prompts are p10's, byte for byte). Every note keeps the grounding rules: none of them lets the
+# reply say that it works.
+USER_VAGUE_WITHHOLDS = (
+    "(Note for your reply, not part of the agent's message: your problem is NOT solved. You are a "
+    "person who gives little detail, and you do not know the details the agent asks for right now: "
+    "answer vaguely, in one short sentence, without naming any product, model or version, for "
+    "example \"I'm not sure, it just doesn't work.\" Never say that it works.)")
+USER_VAGUE_TELLS = (
+    "(Note for your reply, not part of the agent's message: your problem is NOT solved. The agent "
+    "has asked again, so this time answer its question plainly from your facts (if your facts do "
+    "not answer it, say that you do not know). Never say that it works.)")
+USER_VAGUE_LITTLE_DETAIL = (
+    "(Note for your reply, not part of the agent's message: your problem is NOT solved. You are a "
+    "person who gives little detail: say in a few plain words that you did it and that it still "
+    "does not work, without describing what you saw. Never say that it works.)")
+# the facts block of the system prompt on a vague user's withholds and little_detail turns: the
+# 1.5B told the fact it was asked for in every draft while the facts were in its prompt
+USER_FACTS_WITHHELD = "- (you do not remember any details of your situation right now)"
+USER_IMPATIENT_STYLE = ("(You are impatient and in a hurry: reply as the person with the problem in one short "
+                        "sentence, for example \"Did that, still broken.\")")
+USER_IMPATIENT_HUMAN = (
+    "(Note for your reply, not part of the agent's message: your problem is NOT solved and you "
+    "have run out of patience. Write one or two short sentences as the person with the problem: "
+    "say that it still does not work and ask to talk to a human, for example \"Still broken. Can I "
+    "talk to a human?\" Never say that it works.)")
+USER_MISTAKEN_DONE = (
+    "(Note for your reply, not part of the agent's message: you believe you already did exactly "
+    "this before you asked for help (you are wrong: you never did it), so you do not do it now. "
+    "Write one or two sentences as the person with the problem, in the first person, for example "
+    "\"I already did that before I asked, and it is still there.\" Never say that it works.)")
+USER_TANGENT = (
+    "(Note for your reply, not part of the agent's message: your problem is NOT solved. If the "
+    "agent asked you something, answer it from your facts; if the agent told you to do something, "
+    "say that you did it and that the problem is still there. Then add one short question about "
+    "something unrelated: {topic}. Never say that it works.)")
+# the unrelated matters a tangential user brings up (personas.py picks one per interaction, not
+# one the task is about); none names a product version, which the checks would take for an
+# invented detail of the scenario
+TANGENT_TOPICS = {
+    "wallpaper": "how to change the picture on your desktop background",
+    "pointer": "how to make the mouse pointer bigger",
+    "out_of_office": "how to set an automatic out-of-office reply for your email",
+    "battery": "whether your laptop battery is harmed when it stays plugged in all day",
+    "double_sided": "how to print on both sides of the paper",
+}
+USER_PERSONA_REJECTED = {  # why a draft was not used: it did not do the persona's act of the turn
+    "withholds": "it named a detail; answer vaguely, without any name, model or version",
+    "asks_for_human": "it did not ask to talk to a human",
+    "claims_done": "it did not say that you had already tried that before",
+    "tangent": "it did not add the short unrelated question ({topic})",
+}

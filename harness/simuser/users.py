@@ -17,7 +17,7 @@ from harness.selfscore.judge_messages import escape_judged_text
 from harness.selfscore.prompts import YES_NO_SYSTEM
 from harness.selfscore.transcript import _clip
 from harness.simuser import checks as user_checks
-from harness.simuser import prompts
+from harness.simuser import personas, prompts
 from harness.simuser.fix_terms import asks_only, shared_fix_terms
 
 _ROLE_PREFIX = re.compile(r"^\s*(user|person|me|customer|agent|assistant)\s*:\s*", re.I)
@@ -76,6 +76,12 @@ class SimulatedUser:
         self.thresholds = {True: with_terms, False: without_terms}
         self._embedder = embedder
 
+    def read_reply(self, problem: Problem, history: Sequence[Message], text: str | None, fixed: bool) -> dict:
+        """What a reply of this user shows of the personas, the facts, and the grounding rules
+        (``harness.simuser.checks.read_reply``): the persona sanity check is handed the user and
+        reads its replies through it, since the method (``selfscore``) imports no ``simuser``."""
+        return user_checks.read_reply(text, problem, history, fixed)
+
     def similarity(self, problem: Problem, agent_message: str) -> float:
         """Cosine similarity of the agent's message and the thread's real fix (the problem
         statement where the thread has none), with offline MiniLM embeddings
@@ -127,29 +133,41 @@ class SimulatedUser:
         """The user's message of turn ``turn_index``: the question on turn 1; later, the
         :meth:`outcome` of the agent's last message decides fixed or not and the reply is drafted
         to say so, regenerated while a draft breaks a check (``harness.simuser.checks``).
-        The decision, every draft and its violations are in ``extra['simulator']``."""
+        The decision, every draft and its violations are in ``extra['simulator']``.
+
+        A persona other than cooperative (``problem.persona``, ``harness.simuser.personas``)
+        plans the turn after the decision: the act its schedule picks changes the note (and,
+        for a mistaken claim, the outcome the reply reports), the checks relax what the act
+        allows, and ``extra['simulator']['persona']`` records it; an impatient user's ``ends``
+        returns ``Reply(None)`` (the conversation ends, ``user_ended``)."""
+        persona = personas.persona(problem.persona)
         if turn_index == 1 or not history:
             return Reply(problem.question)
         calls: list[LLMCall] = []
         agent_message = history[-1].content if history[-1].role == "agent" else ""
         fixed, decision, call = await self.outcome(problem, agent_message)
         calls.append(call)
-        system = prompts.GROUNDED_USER_SYSTEM.format(
-            question=escape_judged_text(problem.question), facts=_facts_block(problem))
+        plan = persona.plan(problem, history, fixed)
+        if plan is not None and plan.ends:
+            return Reply(None, calls, {"simulator": {"outcome": "fixed" if fixed else "not_fixed", **decision,
+                                                     "persona": plan.record}})
+        reply_fixed = fixed if plan is None else plan.fixed
+        facts = prompts.USER_FACTS_WITHHELD if plan is not None and plan.hide_facts else _facts_block(problem)
+        system = prompts.GROUNDED_USER_SYSTEM.format(question=escape_judged_text(problem.question), facts=facts)
         chat = as_chat(window(history), "user")
-        note = prompts.USER_FIXED if fixed else prompts.USER_NOT_FIXED
+        note = (prompts.USER_FIXED if fixed else prompts.USER_NOT_FIXED) if plan is None else plan.note
         chat[-1] = HumanMessage(f"{chat[-1].content}\n\n{note}")
         attempts: list[dict] = []
         text = ""
         for attempt in range(self.max_regenerations + 1):
             if attempts:  # say why the last draft was not used
-                why = "; ".join(REJECTED[v["kind"]] for v in attempts[-1]["violations"])
+                why = "; ".join(REJECTED.get(v["kind"]) or plan.rejected() for v in attempts[-1]["violations"])
                 chat[-1] = HumanMessage(f"{chat[-1].content}\n" + prompts.USER_REGENERATION.format(why=why))
             raw, call = await self._draft([SystemMessage(system), *chat], attempt)
             calls.append(call)
             text = _ROLE_PREFIX.sub("", raw.strip()) or raw.strip()
-            text, copied = user_checks.strip_copied_instructions(text)
-            violations = [v.as_dict() for v in user_checks.rule_violations(text, problem, history, fixed)]
+            text, copied = user_checks.strip_copied_instructions(text, plan.texts() if plan else ())
+            violations = [v.as_dict() for v in user_checks.rule_violations(text, problem, history, reply_fixed, plan)]
             if copied and not text.strip():
                 violations.insert(0, {"kind": "copies_instructions", "evidence": copied[0][:160]})
             checks = {"rules": [v["kind"] for v in violations]}
@@ -165,7 +183,7 @@ class SimulatedUser:
             if not violations:
                 break
         fallback = None
-        if attempts[-1]["violations"] and not fixed:
+        if attempts[-1]["violations"] and not reply_fixed:
             text, fallback = _honest_not_fixed(attempts, text)
         simulator = {"outcome": "fixed" if fixed else "not_fixed", **decision,
                      "fix_threshold": decision["threshold"], "attempts": attempts,
@@ -174,6 +192,8 @@ class SimulatedUser:
                      "unresolved": bool(attempts[-1]["violations"])}
         if fallback:
             simulator["fallback"] = fallback
+        if plan is not None:
+            simulator["persona"] = plan.record
         return Reply(text, calls, {"simulator": simulator})
 
 

@@ -23,7 +23,7 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     """Every judgment's sanity set on the embedded model, half yes and half no, through the
     installed script: helpfulness and complexity pairs, the helpfulness pairs inside
     conversations, the solved-check's 26 conversations, the simulated user's 22 outcome
-    scenarios and the stability set."""
+    scenarios and 5 persona scenarios, and the stability set."""
     proc = subprocess.run([DESKBENCH, "sanity", "--store", str(tmp_path / "s.sqlite"), "--quiet"],
                           capture_output=True, text=True, timeout=2400)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -55,6 +55,17 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     # its reply reports success exactly when the case is a fix (the checks regenerate a reply
     # that contradicts the decision), so it is bounded by the decision's accuracy
     assert said_fix + said_persists >= 15, out  # measured 20 of 22 (p8), 19 of 22 (p9)
+    # the simulated-user personas (docs/selfscore.md, "Personas"): one scenario each, played turn
+    # by turn; the cooperative one behaves only when no deviation appears, so a user that
+    # deviates everywhere fails it and one that never deviates fails the other four
+    behaved, personas, _, _, broken, replies = counts(
+        r"Personas \([^)]*\): (\d+)/(\d+) behaved \(.*\); (\d+)/(\d+) kept the grounding rules "
+        r"\((\d+)/(\d+) replies broke one\)", out)
+    assert personas == 5 and replies >= 5, out
+    assert "persona cooperative (persona-cooperative): behaved" in out, out
+    # measured 5/5 behaved and 0/9 replies broke a rule in three runs (p12, 2026-12-05); the
+    # user samples at temperature 0.7, so one persona may miss its act in a run
+    assert behaved >= 4 and broken <= 1, out
     agent_turns, agent_n, user_turns, user_n, first_right, first_n = counts(
         r"Helpfulness in conversations: helpful version scored higher for (\d+)/(\d+) agent replies later "
         r"in a conversation; (\d+)/(\d+) user replies; (\d+)/(\d+) first questions", out)
