@@ -54,12 +54,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int | None = None,
                   on_progress=None, turns: int | None = 0, stability: int | None = 0,
-                  agreement: int = 0) -> list[str]:
+                  agreement: int = 0, personas: int | None = 0) -> list[str]:
     """Run the judge sanity sets and print the report: ``pairs`` helpfulness pairs (complexity:
     :func:`harness.selfscore.sanity.complexity_pairs_for`), ``solved`` solved-check conversations and ``outcome`` simulated-user
     scenarios (default: as many as ``pairs``, balanced yes/no; None in the sanity command: all),
     ``turns`` helpfulness pairs inside conversations and ``stability`` messages judged
-    repeatedly (default 0: none; None: all); ``on_progress(judged, cases)`` as the judgments come
+    repeatedly and ``personas`` simulated-user persona scenarios (default 0: none; None: all);
+    ``on_progress(judged, cases)`` as the judgments come
     back; then, with ``agreement`` > 0, one line of agreement with the human labels of that many
     held-out conversations of the shipped labelled set (:func:`harness.cli.agreement.heldout_line`)."""
     from harness.selfscore.sanity import complexity_pairs_for, run_sanity
@@ -72,12 +73,14 @@ async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int |
                   f"pairs, {solved or 'all'} solved-check conversations, {outcome or 'all'} "
                   "simulated-user scenarios" + (f", {turns or 'all'} helpfulness pairs inside "
                                                 "conversations" if turns != 0 else "")
-                  + (f", {stability or 'all'} messages judged repeatedly" if stability != 0 else "") + " ...")
+                  + (f", {stability or 'all'} messages judged repeatedly" if stability != 0 else "")
+                  + (f", {personas or 'all'} simulated-user persona scenarios" if personas != 0 else "") + " ...")
     report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
                               pairs, complexity, runtime.config.run.concurrency,
                               solved=solved or None, outcome=outcome or None,
                               judges=runtime.turn_judges(), user=runtime.simulated_user(),
-                              turns=turns, stability=stability, on_progress=on_progress)
+                              turns=turns, stability=stability, personas=personas,
+                              on_progress=on_progress)
     lines = report.lines()
     if agreement:
         from harness.cli.agreement import heldout_line
@@ -194,7 +197,7 @@ def cmd_sanity(args: argparse.Namespace) -> int:
     config = build_config(args)
     with Runtime(config) as runtime, counting("judge sanity check", args.quiet, console) as on_progress:
         asyncio.run(_sanity(runtime, args.pairs, args.solved, args.outcome, on_progress, args.turns or None,
-                            args.stability or None, args.agreement))
+                            args.stability or None, args.agreement, args.personas or None))
     return 0
 
 
@@ -382,6 +385,8 @@ def add_sanity_command(sub) -> None:
                    help="helpfulness pairs inside conversations, agent and user messages (default 0: all 15)")
     p.add_argument("--stability", type=int, default=0, metavar="N",
                    help="messages judged 5 times each at once, to report the spread of the scores (default 0: all 4)")
+    p.add_argument("--personas", type=int, default=0, metavar="N",
+                   help="simulated-user persona scenarios, one per persona (default 0: all 5)")
     p.add_argument("--agreement", type=int, default=12, metavar="N",
                    help="held-out conversations of the shipped human-labelled set judged for the agreement "
                    "line, balanced solved/unsolved (0: none; `deskbench agreement` reports all)")
