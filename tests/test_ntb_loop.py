@@ -153,25 +153,33 @@ def test_native_tool_calls_path():
     assert msgs[-1].type == "tool" and "Year 2023" in msgs[-1].content
 
 
+def ideal_responders(role):
+    """Fake endpoint responders: the agent plays each case's ideal plan, the judge approves."""
+    from harness.ntb.cases import load_cases
+    if role != "agent":
+        return judge_approves
+    by_query = {c.query: c for c in load_cases()}
+
+    def respond(messages, body):
+        return agent_script(ideal(by_query[str(messages[1].content)].key))(messages, body)
+    return respond
+
+
+def agent_judge_flags(url):
+    """``--role`` flags putting the agent and the judge on the fake endpoint ``url``."""
+    flags = []
+    for r in ("agent", "judge"):
+        flags += ["--role", f"{r}.base_url={url}", "--role", f"{r}.model={r}-fake"]
+    return flags
+
+
 def test_cli_run_export_rescore_transcripts_and_compare(tmp_path, capsys):
     import csv
     from harness.cli.main import main
-    from harness.ntb.cases import load_cases
     from tests.fake_openai_server import FakeOpenAIServer
-    by_query = {c.query: c for c in load_cases()}
 
-    def responders(role):
-        if role == "agent":
-            def respond(messages, body):
-                case = by_query[str(messages[1].content)]
-                return agent_script(ideal(case.key))(messages, body)
-            return respond
-        return judge_approves
-
-    with FakeOpenAIServer(responders) as server:
-        flags = []
-        for r in ("agent", "judge"):
-            flags += ["--role", f"{r}.base_url={server.base_url}", "--role", f"{r}.model={r}-fake"]
+    with FakeOpenAIServer(ideal_responders) as server:
+        flags = agent_judge_flags(server.base_url)
         store, out = tmp_path / "s.sqlite", tmp_path / "out"
         assert main(["ntb", "run", "--store", str(store), "--case", "IMKI/2", "--case", "IMR/2",
                      "--case", "IBTC/2", "--protocol", "text", "--no-api-simulator", "--quiet",

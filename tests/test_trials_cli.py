@@ -12,7 +12,7 @@ from store import StoreReader
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
 from tests.test_cli import role_flags
-from tests.test_ntb_loop import agent_script, ideal, judge_approves
+from tests.test_ntb_loop import agent_judge_flags, ideal_responders
 
 
 def test_run_with_trials_sends_each_trials_seeds_and_reports_over_trials(tmp_path, tasks_file, capsys):
@@ -69,20 +69,8 @@ def test_trials_and_persona_options_refuse_bad_values(tmp_path, capsys):
 
 
 def test_ntb_run_with_trials_reports_pass_k_and_compare_pairs_trial_one(tmp_path, capsys):
-    from harness.ntb.cases import load_cases
-    by_query = {c.query: c for c in load_cases()}
-
-    def responders(role):
-        if role == "agent":
-            def respond(messages, body):
-                return agent_script(ideal(by_query[str(messages[1].content)].key))(messages, body)
-            return respond
-        return judge_approves
-
-    with FakeOpenAIServer(responders) as server:
-        flags = []
-        for r in ("agent", "judge"):
-            flags += ["--role", f"{r}.base_url={server.base_url}", "--role", f"{r}.model={r}-fake"]
+    with FakeOpenAIServer(ideal_responders) as server:
+        flags = agent_judge_flags(server.base_url)
         store, out = tmp_path / "s.sqlite", tmp_path / "out"
         assert main(["ntb", "run", "--store", str(store), "--case", "IMKI/2", "--case", "IMR/2",
                      "--protocol", "text", "--no-api-simulator", "--trials", "2", "--quiet",
