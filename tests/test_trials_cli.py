@@ -87,3 +87,14 @@ def test_ntb_run_with_trials_reports_pass_k_and_compare_pairs_trial_one(tmp_path
     printed = capsys.readouterr().out
     assert "McNemar on trial 1 of each case" in printed and "on 2 paired cases" in printed
     assert "A1 (pass^1): +0.000 (noise)" in printed
+
+
+def test_call_simulate_and_ray_run_take_trials_and_persona():
+    from harness.cli.main import build_parser
+    parser = build_parser()
+    args = parser.parse_args(["call", "simulate", "--trials", "3", "--persona", "vague"])
+    assert (args.trials, args.persona) == (3, "vague")
+    args = parser.parse_args(["ray", "run", "--trials", "2", "--persona", "impatient"])
+    assert (args.trials, args.persona) == (2, "impatient")
+    args = parser.parse_args(["ntb", "run", "--trials", "4", "--seed", "3"])
+    assert (args.trials, args.seed) == (4, 3)
