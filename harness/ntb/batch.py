@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
 from harness.config import Config, NtbConfig
+from harness.models.seeds import seeds_of_trial, trial_seeds
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS, NativeToolAgent, TextProtocolAgent
 from harness.ntb.apienv import ApiEnvironment
 from harness.ntb.cases import Case, case_key, load_cases
 from harness.ntb.user import SimulatedToolUser
-from harness.models.seeds import seeds_of_trial, trial_seeds
 from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from store import StoreReader, StoreWriter
 
