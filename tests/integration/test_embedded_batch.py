@@ -79,7 +79,8 @@ def test_two_problem_two_turn_batch_stores_consistent_figures(tmp_path):
                 assert t["quality"] == pytest.approx(t["agent_helpfulness"] / t["user_helpfulness"])
         stored = next(s["figures"] for s in reader.scores(run_id) if s["interaction_id"] == i["id"])
         assert stored == {**score_interaction(reader.complexity(i["id"]), turns, i["stop_reason"]),
-                          "interaction_id": i["id"], "task_id": i["task_id"]}
+                          "interaction_id": i["id"], "task_id": i["task_id"], "trial": 1,
+                          "persona": "cooperative"}
     calls = reader.llm_call_totals(run_id)
     assert {c["role"] for c in calls} >= {"agent", "user", "judge", "complexity", "extractor"} - \
         ({"user"} if all(i["n_turns"] == 1 for i in interactions) else set())
