@@ -148,8 +148,9 @@ def test_sanity_counts_every_judgment(tmp_path, endpoint, bars, capsys, monkeypa
              *role_flags(endpoint.base_url)]
     assert main(["sanity", *flags]) == 0
     # helpful and useless replies, easy and hard problems, 2 + 2 cases, both versions of 2 turn
-    # pairs, one message judged 5 times
-    total = 2 * 2 + 2 * 1 + 2 + 2 + 2 * 2 + 5
+    # pairs, one message judged 5 times, one scenario per persona
+    from harness.tasks.personas import PERSONAS
+    total = 2 * 2 + 2 * 1 + 2 + 2 + 2 * 2 + 5 + len(PERSONAS)
     assert counts(bars[-1]) == (total, total) and not bars[-1].disable
     assert f"{total}/{total}" in capsys.readouterr().err
     assert main(["sanity", *flags, "--quiet"]) == 0

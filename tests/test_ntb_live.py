@@ -150,7 +150,7 @@ def test_live_scores_equal_the_batch_scores_of_the_same_transcript(live, tmp_pat
     assert [{k: v for k, v in s.items() if k != "person"} for s in live_steps] == batch_steps
     # and the batch scorer on the stored steps gives the stored figures
     rescored = asyncio.run(scoring.score_case(CASE, live_steps, judge=live.runtime.structured_judge("judge")))
-    assert rescored == {k: v for k, v in live_score["figures"].items() if k not in ("agent_variant", "protocol")}
+    assert rescored == {k: v for k, v in live_score["figures"].items() if k not in ("agent_variant", "protocol", "task_id", "trial")}
     assert score_row(sess["interaction_id"], live_score["figures"])["figures_json"] == live_score["figures_json"]
 
 

@@ -210,8 +210,7 @@ class NtbBatch:
                         tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
                         {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
                 stop, steps = final["stop_reason"], final["steps"]
-            figures = {**await self.case_figures(case, steps), "task_id": row["task_id"],
-                       "trial": row.get("trial") or 1}
+            figures = await self.case_figures(case, steps, trial=row.get("trial") or 1)
             self.writer.finish_interaction(iid, "completed", stop, len(steps), run_id=run["id"],
                                            scores=[score_row(iid, figures)])
         except Exception as exc:  # the case fails; the batch goes on and can resume it
@@ -225,10 +224,11 @@ class NtbBatch:
         """Agent calls that returned (failed attempts are stored too, but the loop counts calls)."""
         return sum(1 for c in self.reader.llm_calls(iid) if c["role"] == "agent" and c["error"] is None)
 
-    async def case_figures(self, case: Case, steps: list[dict]) -> dict[str, Any]:
-        """A case's stored figures: :meth:`score` plus the agent variant and protocol."""
+    async def case_figures(self, case: Case, steps: list[dict], trial: int = 1) -> dict[str, Any]:
+        """A case's stored figures: :meth:`score` plus the agent variant, the protocol, the case
+        and the trial (a live session is trial 1 of its case)."""
         return {**await self.score(case, steps), "agent_variant": self.config.ntb.agent_variant,
-                "protocol": self.protocol()}
+                "protocol": self.protocol(), "task_id": case_key(case), "trial": trial}
 
     async def score(self, case: Case, steps: list[dict]) -> dict[str, Any]:
         """:func:`harness.ntb.scoring.score_case` of the steps with the configured settings and judge."""
