@@ -32,6 +32,12 @@ class LLMCall:
     #: milliseconds from the request to the first streamed token; None when the call did not
     #: stream (batch calls do not; a live session's agent reply does)
     ttft_ms: float | None = None
+    #: milliseconds of the call during which another request was in flight on the same
+    #: endpoint (the harness's own bookkeeping, ``harness.models.traffic``); None: not measured
+    contended_ms: float | None = None
+    #: milliseconds the call waited for, or gave up to, the agent's requests on its endpoint
+    #: (``voice.judging = "yield"``); 0 when it never yielded
+    yielded_ms: float | None = None
 
     def all_attempts(self) -> list["LLMCall"]:
         """The failed attempts, then this one."""

@@ -55,7 +55,7 @@ class Runtime:
         return (profile or self.profile).record(aid_versions())
 
     def _default_chat_model(self, role: str, spec: ModelSpec) -> BaseChatModel:
-        url = spec.base_url or self.engine.base_url(spec.model)
+        url = spec.base_url or self.engine.base_url(spec.model, self.engine_instance(role))
         model = chat_model_for(spec, url)
         # Only the agent's reply is streamed (to a live session's page); judges, the user and
         # the extractor always make one plain request, whatever callbacks are attached.
@@ -87,7 +87,7 @@ class Runtime:
             spec = self.config.role(role)
             heal = None
             if spec.embedded and self._chat_models == self._default_chat_model:
-                heal = lambda model=spec.model: self.engine.heal(model)  # noqa: E731
+                heal = lambda model=spec.model, at=self.engine_instance(role): self.engine.heal(model, at)  # noqa: E731
             self._clients[role] = RoleClient(role, spec, self._chat_models(role, spec), heal)
         return self._clients[role]
 
@@ -120,6 +120,17 @@ class Runtime:
     def speaks(self) -> bool:
         """Voice on, except when re-judging (a stored voice run's messages were already heard)."""
         return self.config.voice.enabled and self.config.run.agent != "replay"
+
+    def engine_instance(self, role: str) -> str:
+        """The embedded server a role uses: the first (``""``), or with ``engine.judge_server``
+        a second one (``"judges"``) for every role but the agent."""
+        return "judges" if self.config.engine.judge_server and role != "agent" else ""
+
+    @property
+    def yields_to_agent(self) -> bool:
+        """Whether the other roles yield the endpoint to the agent: a voice call with
+        ``voice.judging = "yield"`` (``harness.models.traffic``)."""
+        return self.speaks and self.config.voice.judging == "yield"
 
     def voice_side(self, side: str, inner):
         """``inner`` speaking through the voice link: full-duplex on one clock

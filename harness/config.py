@@ -82,6 +82,8 @@ class EngineConfig(_Strict):
     context_per_slot: int = Field(4096, ge=512, le=131072)
     startup_timeout_s: float = Field(120.0, gt=0)
     server_binary: str | None = Field(None, description="path to a llama-server compatible binary")
+    judge_server: bool = Field(False, description="the roles other than the agent on a second embedded "
+                               "server, the agent alone on the first (each with these threads and slots)")
 
 
 class CostConfig(_Strict):
@@ -256,6 +258,8 @@ class VoiceConfig(_Strict):
     compute: Literal["measured", "modelled"] = Field(
         "measured", description="duplex clock: this machine's measured STT/LLM/TTS times, or set "
         "per-stage latencies (deterministic; harness.voice.timeline.ModelledLatency)")
+    judging: Literal["yield", "inline"] = Field("yield", description="during a call the judges, raters and "
+        "caller yield the endpoint to the agent (harness.models.traffic); inline: they share it as in text")
 
     @field_validator("caller")
     @classmethod
@@ -306,24 +310,20 @@ class Config(_Strict):
         full.update(v)
         return full
 
-    def role(self, name: str) -> ModelSpec:
-        """The :class:`ModelSpec` of role ``name`` (``KeyError`` for an unknown role)."""
+    def role(self, name: str) -> ModelSpec:  # KeyError for an unknown role
         return self.roles[name]
 
 
 def _deep_merge(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
+    return {**base, **{k: _deep_merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict)
+                       else v for k, v in over.items()}}
 
 
 def _set_path(tree: dict, dotted: str, value: Any) -> None:
-    parts = dotted.split(".")
-    node = tree
-    for p in parts[:-1]:
-        node = node.setdefault(p, {})
-    node[parts[-1]] = value
+    *parents, leaf = dotted.split(".")
+    for p in parents:
+        tree = tree.setdefault(p, {})
+    tree[leaf] = value
 
 
 def env_overrides(environ: dict[str, str] | None = None) -> dict:

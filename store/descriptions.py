@@ -162,6 +162,10 @@ TABLES: dict[str, dict] = {
             "attempt": "Attempt number (1: first try).",
             "retry_after_s": "The server's Retry-After, when it sent one.",
             "backoff_s": "The wait before the next attempt after this one failed.",
+            "contended_ms": "Milliseconds of this call during which another request of this run was in flight "
+                            "on the same endpoint (empty: not measured).",
+            "yielded_ms": "Milliseconds this call waited for, or gave up to, the agent's requests on its "
+                          "endpoint (voice.judging = yield); 0 when it never yielded.",
         },
     ),
     "studies": dict(

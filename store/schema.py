@@ -90,6 +90,9 @@ _TABLES: dict[str, dict] = {
             "ttft_ms": float,
             # retries: the attempt number, the server's Retry-After and the wait after a failure
             "attempt": int, "retry_after_s": float, "backoff_s": float,
+            # the harness's bookkeeping of its own requests on the endpoint (models/traffic.py):
+            # time shared with another request in flight, time given up to the agent
+            "contended_ms": float, "yielded_ms": float,
         },
         pk="id",
     ),

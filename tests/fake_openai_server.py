@@ -6,12 +6,18 @@ from the model name, so each role can be pointed at it as ``<role>-fake``.
 ``delay_s`` makes every answer take that long (a model's latency, for load tests); a request
 with ``"stream": true`` (a live session's agent reply) is answered as server-sent chunks,
 ``token_delay_s`` apart (0: all at once), so a test can tell streamed speech from the whole reply.
+``work_s`` (role -> seconds) models one machine's compute: a request of that role needs that
+much work before its answer, shared equally by the requests working at the same moment (two at
+once each go at half speed, as on a llama.cpp server), and a request whose client went away
+stops working (as llama.cpp drops it); ``server.cancelled`` counts those.
 Usage counts one prompt token per word and reports, like llama.cpp's prompt cache, the leading
 words shared with the most similar earlier prompt as ``prompt_tokens_details.cached_tokens``.
 """
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,10 +28,17 @@ _TYPES = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
 
 
 class FakeOpenAIServer:
-    def __init__(self, responders, delay_s: float = 0.0, token_delay_s: float = 0.0):
+    def __init__(self, responders, delay_s: float = 0.0, token_delay_s: float = 0.0,
+                 work_s: dict[str, float] | None = None):
         self.responders = responders
         self.delay_s = delay_s
         self.token_delay_s = token_delay_s
+        self.work_s = work_s or {}
+        self.working = 0
+        self.cancelled = 0
+        #: per request that worked: role, seconds worked alone and beside another, finished or not
+        self.work_log: list[dict] = []
+        self._lock = threading.Lock()
         self.requests: list[dict] = []
         self._prompts: list[list[str]] = []
         server = self
@@ -60,6 +73,8 @@ class FakeOpenAIServer:
                 text = server.responders(role)(messages, body)
                 if server.delay_s:
                     time.sleep(server.delay_s)
+                if server.work_s.get(role) and not self._work(role, server.work_s[role]):
+                    return  # the client went away: nothing to answer
                 if isinstance(text, Exception):
                     self._send(500, {"error": {"message": str(text)}})
                     return
@@ -71,6 +86,37 @@ class FakeOpenAIServer:
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": usage(body, len(text.split()))})
+
+            def _work(self, role: str, seconds: float, step: float = 0.005) -> bool:
+                """Spend ``seconds`` of the shared compute; False when the client left first."""
+                log = {"role": role, "alone_s": 0.0, "shared_s": 0.0, "finished": False}
+                with server._lock:
+                    server.working += 1
+                    server.work_log.append(log)
+                try:
+                    left = seconds
+                    while left > 0:
+                        sharing = server.working
+                        time.sleep(step)
+                        left -= step / max(1, sharing)
+                        log["shared_s" if sharing > 1 else "alone_s"] += step
+                        if self._client_gone():
+                            server.cancelled += 1
+                            return False
+                    log["finished"] = True
+                    return True
+                finally:
+                    with server._lock:
+                        server.working -= 1
+
+            def _client_gone(self) -> bool:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if not readable:
+                    return False
+                try:
+                    return self.connection.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    return True
 
             def _stream(self, body, text):
                 """The answer as server-sent chunks (one per word), usage last when asked."""

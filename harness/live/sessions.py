@@ -43,6 +43,7 @@ from harness.live.person import LiveAgent, LiveUser
 from harness.live.ratings import HumanRatings
 from harness.live.views import LiveUpdate, SessionView
 from harness.live.voice_messages import SpokenMessages
+from harness.models.traffic import yielding
 from harness.selfscore import prompts
 from harness.selfscore.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem, run_name
 from harness.selfscore.figures import interaction_figures, score_row
@@ -245,17 +246,19 @@ class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
                 partial, call = "", None
                 if on_resume is not None:
                     on_resume()
-                async for mode, chunk in graph.astream(Command(resume=resume), self._thread(session_id),
-                                                       stream_mode=["messages", "updates"]):
-                    if mode != "messages":
-                        continue
-                    msg, meta = chunk
-                    if meta.get("langgraph_node") == "agent_turn" and isinstance(msg.content, str) \
-                            and msg.content:
-                        if msg.id != call:  # a new model call (a retry after a failed stream)
-                            partial, call = "", msg.id
-                        partial += msg.content
-                        yield LiveUpdate(partial=partial)
+                # a spoken message: judges anywhere in the app yield the endpoint to the agent
+                with yielding(voice is not None and self.config.voice.judging == "yield"):
+                    async for mode, chunk in graph.astream(Command(resume=resume), self._thread(session_id),
+                                                           stream_mode=["messages", "updates"]):
+                        if mode != "messages":
+                            continue
+                        msg, meta = chunk
+                        if meta.get("langgraph_node") == "agent_turn" and isinstance(msg.content, str) \
+                                and msg.content:
+                            if msg.id != call:  # a new model call (a retry after a failed stream)
+                                partial, call = "", msg.id
+                            partial += msg.content
+                            yield LiveUpdate(partial=partial)
             snapshot = await graph.aget_state(self._thread(session_id))
             ended = not snapshot.next
             if ended:  # the graph ended: solved or max turns

@@ -1,6 +1,7 @@
 """Model access: roles to chat models (``llm``), retries and error classes (``retry``), a
 circuit breaker per endpoint (``circuit``), the embedded llama.cpp server (``engine``), model
-files shipped on PyPI (``model_files``) and offline MiniLM embeddings (``embeddings``).
+files shipped on PyPI (``model_files``), offline MiniLM embeddings (``embeddings``) and the
+bookkeeping of requests in flight on each endpoint, the agent first during a call (``traffic``).
 
 The face below names what other packages use (imported on first use, see harness/face.py);
 README.md beside this file says what lives here and what it may import.
@@ -33,6 +34,7 @@ FACE = {
     "seed_for": "seeds",
     "seeds_of_trial": "seeds",
     "trial_seeds": "seeds",
+    "yielding": "traffic",
 }
 __all__ = sorted(FACE)
 __getattr__, __dir__ = lazy_face(__name__, FACE)

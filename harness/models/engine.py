@@ -116,12 +116,13 @@ def spawn(*args, **kwargs) -> subprocess.Popen:
 class EmbeddedServer:
     """One llama.cpp server process serving one GGUF model."""
 
-    def __init__(self, model_key: str, config: EngineConfig, log_dir: Path | None = None):
+    def __init__(self, model_key: str, config: EngineConfig, log_dir: Path | None = None, instance: str = ""):
         self.model_key = model_key
         self.config = config
         self.port: int | None = None
         self.process: subprocess.Popen | None = None
-        self.log_path = (log_dir or Path(os.environ.get("TMPDIR", "/tmp"))) / f"deskbench-{model_key}-{os.getpid()}.log"
+        name = f"{model_key}-{instance}" if instance else model_key
+        self.log_path = (log_dir or Path(os.environ.get("TMPDIR", "/tmp"))) / f"deskbench-{name}-{os.getpid()}.log"
 
     @property
     def base_url(self) -> str:
@@ -224,23 +225,25 @@ class EngineManager:
         self.restarts: list[dict] = []
         atexit.register(self.close)
 
-    def base_url(self, model_key: str) -> str:
+    def base_url(self, model_key: str, instance: str = "") -> str:
         """Base URL of the live server for ``model_key``: started if needed, restarted on its
-        port if it died."""
+        port if it died. ``instance`` names a second server of the same model (``"judges"``:
+        ``engine.judge_server``, the other roles apart from the agent)."""
+        key = f"{model_key}#{instance}" if instance else model_key
         with self._lock:
-            server = self._servers.get(model_key)
+            server = self._servers.get(key)
             if server is None:
-                server = EmbeddedServer(model_key, self.config).start()
-                self._servers[model_key] = server
+                server = EmbeddedServer(model_key, self.config, instance=instance).start()
+                self._servers[key] = server
             elif not server.alive:
                 self._restart(server)
             return server.base_url
 
-    def heal(self, model_key: str) -> bool:
-        """Restart the server of ``model_key`` if it was started and has died (a refused call's
-        first move); True when it restarted one. The URL stays the same (same port)."""
+    def heal(self, model_key: str, instance: str = "") -> bool:
+        """Restart the server of ``model_key`` (and ``instance``) if it was started and has died
+        (a refused call's first move); True when it restarted one. The URL stays the same (same port)."""
         with self._lock:
-            server = self._servers.get(model_key)
+            server = self._servers.get(f"{model_key}#{instance}" if instance else model_key)
             if server is None or server.alive:
                 return False
             self._restart(server)

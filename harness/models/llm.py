@@ -24,6 +24,7 @@ from harness.config import ConfigError, ModelSpec
 from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
 from harness.models.retry import EmptyReplyError, ModelCallError, RetryPolicy, classify
 from harness.models.seeds import seed_for
+from harness.models.traffic import on_endpoint
 
 
 def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
@@ -69,10 +70,14 @@ class RoleClient:
         return self.spec.model
 
     @property
+    def server(self) -> str:
+        """The role's base URL: the server its requests share with every role that names it."""
+        return self.spec.base_url or getattr(self.model, "openai_api_base", None) or "embedded"
+
+    @property
     def endpoint(self) -> str:
         """``base_url model`` of this role (the circuit breaker's key)."""
-        url = self.spec.base_url or getattr(self.model, "openai_api_base", None) or "embedded"
-        return f"{url} {self.spec.model}"
+        return f"{self.server} {self.spec.model}"
 
     def _guards(self) -> tuple[RetryPolicy, CircuitBreaker]:
         scope = current_scope()
@@ -104,7 +109,8 @@ class RoleClient:
             breaker.check()
             started, first = perf_counter(), _FirstToken()
             try:
-                msg: AIMessage = await runnable.ainvoke(list(messages), _with_handler(first))
+                msg, shared = await on_endpoint(
+                    self.server, self.role, lambda: runnable.ainvoke(list(messages), _with_handler(first)))
                 if not msg.content and not msg.tool_calls:
                     raise EmptyReplyError("the endpoint returned an empty reply")
             except Exception as exc:
@@ -146,6 +152,7 @@ class RoleClient:
                 cost=(tin * self.spec.input_price_per_mtok + tout * self.spec.output_price_per_mtok) / 1e6,
                 attempt=attempt, earlier_attempts=earlier, cached_tokens=min(cached, tin),
                 ttft_ms=None if first.at is None else (first.at - started) * 1000,
+                contended_ms=shared.contended_ms, yielded_ms=shared.yielded_ms,
             )
             return msg, call
         raise AssertionError("unreachable: the loop returns or raises")

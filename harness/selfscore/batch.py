@@ -13,6 +13,7 @@ from graphs.selfscore import initial_state, recursion_limit
 from harness.config import Config
 from harness.defence.manipulation import turn_record
 from harness.models.seeds import seeds_of_trial, trial_seeds
+from harness.models.traffic import yielding
 from harness.selfscore import prompts
 from harness.selfscore.figures import interaction_figures, score_row
 from harness.selfscore.judges import judge_complexity, judgment_row
@@ -152,9 +153,10 @@ class SelfScoreBatch:
             StoreTurnSink(self.writer))
         run = self.reader.run(run_id)
         self.on_progress(progress)
-        return await run_all(self.writer, run_id, todo, self.config.run.concurrency, progress,
-                             lambda row: self._interaction(run, row, graph, progress),
-                             self.config.retry)
+        with yielding(getattr(self.runtime, "yields_to_agent", False)):  # a call's agent goes first
+            return await run_all(self.writer, run_id, todo, self.config.run.concurrency, progress,
+                                 lambda row: self._interaction(run, row, graph, progress),
+                                 self.config.retry)
 
     async def _interaction(self, run: dict, row: dict, graph, progress: Progress) -> None:
         iid = row["id"]

@@ -25,7 +25,7 @@ def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[st
             "purpose": c.purpose, "model": c.model, "input_tokens": c.input_tokens,
             "output_tokens": c.output_tokens, "cached_tokens": c.cached_tokens,
             "ttft_ms": c.ttft_ms, "latency_ms": c.latency_ms, "cost": c.cost, "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
-            "backoff_s": c.backoff_s}
+            "backoff_s": c.backoff_s, "contended_ms": c.contended_ms, "yielded_ms": c.yielded_ms}
 
 
 def call_rows(calls: Iterable[LLMCall], interaction_id: str, turn_index: int | None) -> list[dict[str, Any]]:

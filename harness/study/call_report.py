@@ -50,6 +50,68 @@ def duplex_measures(turns_by_interaction: dict[str, list[dict[str, Any]]]) -> di
     return {k: vals for k, vals in out.items() if vals}
 
 
+UNCONTENDED_SHARE = 0.05
+"""A reply whose agent calls shared at most this share of their time with other requests on the
+endpoint counts as uncontended: its latency measured the agent alone."""
+
+
+def contention_figures(turns_by_interaction: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Replies that carry the contention bookkeeping (``agent_contended_share``): how many, how
+    many uncontended, and the time to first audio of all of them and of the uncontended ones."""
+    shares, all_ms, alone_ms = [], [], []
+    for turns in turns_by_interaction.values():
+        for _, v in _agent_voices(turns):
+            share = v.get("agent_contended_share")
+            if not isinstance(share, (int, float)):
+                continue
+            shares.append(float(share))
+            ttfa = v.get("time_to_first_audio_ms")
+            if isinstance(ttfa, (int, float)):
+                all_ms.append(float(ttfa))
+                if share <= UNCONTENDED_SHARE:
+                    alone_ms.append(float(ttfa))
+    return {"replies": len(shares), "uncontended": sum(1 for s in shares if s <= UNCONTENDED_SHARE),
+            "mean_share": sum(shares) / len(shares) if shares else None,
+            "time_to_first_audio_ms": all_ms, "uncontended_time_to_first_audio_ms": alone_ms}
+
+
+def shared_endpoint_line(config: dict[str, Any]) -> str | None:
+    """A sentence when the run's agent shared its endpoint with the judges (None when not)."""
+    roles = config.get("roles") or {}
+    engine = config.get("engine") or {}
+    agent = roles.get("agent") or {}
+
+    def server(spec: dict) -> tuple:
+        if spec.get("base_url"):
+            return ("url", spec["base_url"].rstrip("/"))
+        return ("embedded", spec.get("model"), "judges" if engine.get("judge_server") else "one")
+    shared = [r for r in ("judge", "complexity", "extractor", "user")
+              if r in roles and server(roles[r]) == server(agent)]
+    if not shared:
+        return None
+    voice = config.get("voice") or {}
+    how = ("they yielded it to the agent (`voice.judging = yield`)" if voice.get("judging", "yield") == "yield"
+           else "they ran beside it (`voice.judging = inline`)")
+    return (f"The agent shares its endpoint with the judges ({', '.join(shared)}): {how}. "
+            "Set `engine.judge_server = true` (embedded) or give the agent its own `base_url` to "
+            "measure it alone.")
+
+
+def _contention_lines(by_iid: dict[str, list[dict[str, Any]]], config: dict[str, Any]) -> list[str]:
+    figures = contention_figures(by_iid)
+    lines: list[str] = []
+    if figures["replies"]:
+        rows = {"time_to_first_audio_ms (all replies)": figures["time_to_first_audio_ms"],
+                "time_to_first_audio_ms (uncontended replies)": figures["uncontended_time_to_first_audio_ms"]}
+        lines += ["", f"Contention: {figures['uncontended']}/{figures['replies']} replies uncontended (the "
+                  f"agent's calls shared at most {UNCONTENDED_SHARE:.0%} of their time with other requests "
+                  f"on its endpoint; mean share {figures['mean_share']:.2f}).", "",
+                  "| measure | n | mean | p50 | p95 |", "|---|---|---|---|---|"]
+        lines += [_row(k, s) for k, s in summarize_measures({k: v for k, v in rows.items() if v}).items()]
+    line = shared_endpoint_line(config)
+    return lines + (["", line] if line else [])
+
+
 def call_lines(reader: StoreReader, run_id: str) -> list[str]:
     """Markdown lines ([] when the run has neither streamed nor duplex replies)."""
     by_iid = reader.turns_for_run(run_id)
@@ -63,6 +125,7 @@ def call_lines(reader: StoreReader, run_id: str) -> list[str]:
                   "STT tail + LLM time to the first sentence + its TTS; ms per reply.", "",
                   "| stage | n | mean | p50 | p95 |", "|---|---|---|---|---|"]
         lines += [_row(k, s) for k, s in summarize_measures(stages).items()]
+        lines += _contention_lines(by_iid, reader.run(run_id).get("config") or {})
     duplex = duplex_measures(by_iid)
     if duplex:
         recordings = sum(1 for rows in by_iid.values() if any("call_audio" in v for _, v in _agent_voices(rows)))

@@ -35,7 +35,7 @@ from harness.voice.audio import TELEPHONE_RATE, add_noise, resample, telephone_b
 from harness.voice.audiostore import AudioStore
 from harness.voice.chunked_stt import transcribe_chunks
 from harness.voice.lines import line_of
-from harness.voice.streaming import SentenceSplitter, chunk_tts_figures, speak_streamed
+from harness.voice.streaming import SentenceSplitter, chunk_tts_figures, contention, speak_streamed
 from harness.voice.stt import Transcriber
 from harness.voice.textclean import clean_for_speech
 from harness.voice.tts import Speaker
@@ -210,7 +210,7 @@ class SpokenText:
 
 
 def _with_voice(reply: Reply, text: str, measures: dict) -> Reply:
-    return Reply(text, reply.calls, {**(reply.extra or {}), "voice": measures})
+    return Reply(text, reply.calls, {**(reply.extra or {}), "voice": {**measures, **contention(reply)}})
 
 
 def _turn_of(history: Sequence[Message]) -> int:

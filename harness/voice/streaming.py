@@ -319,3 +319,16 @@ async def speak_streamed(inner: Agent, problem: Problem, history: Sequence[Messa
         pipeline.restart_with(text, respond_ms)
     chunks = await pipeline.finish(respond_ms)
     return SpokenReply(reply, chunks, respond_ms, streamed)
+
+
+def contention(reply: Reply) -> dict[str, Any]:
+    """How much of the agent's model time was shared with other requests on its endpoint
+    (``LLMCall.contended_ms``, the harness's bookkeeping): ``agent_contended_ms`` and
+    ``agent_contended_share`` (0: the agent had the endpoint to itself), added to the reply's
+    voice measures; empty when no agent call carries the bookkeeping."""
+    calls = [c for c in reply.calls if c.role == "agent" and c.error is None and c.contended_ms is not None]
+    spent = sum(c.latency_ms for c in calls)
+    if not calls or spent <= 0:
+        return {}
+    shared = sum(c.contended_ms for c in calls)
+    return {"agent_contended_ms": round(shared, 1), "agent_contended_share": round(min(1.0, shared / spent), 3)}
