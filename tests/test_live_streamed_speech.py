@@ -238,3 +238,54 @@ async def test_a_chunk_reaches_the_page_as_a_playable_wav():
     assert url[0] == "k1" and url[1].startswith("data:audio/wav;base64,")
     with wave.open(io.BytesIO(base64.b64decode(url[1].split(",", 1)[1]))) as w:
         assert w.getframerate() == chunk.sample_rate and w.getnframes() == len(chunk.samples)
+
+
+class SlowChatModel(ScriptedChatModel):
+    """A judge that takes ``seconds`` (asynchronously, so it can be cut off)."""
+
+    seconds: float = 1.0
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+        await asyncio.sleep(self.seconds)
+        return self._generate(messages, stop, run_manager, **kwargs)
+
+
+class PacedChatModel(StreamingChatModel):
+    """Streams its reply a word every ``pace_s``: an agent that takes a while to answer."""
+
+    pace_s: float = 0.05
+
+    async def _astream(self, messages, stop=None, run_manager=None, **kwargs):
+        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+            await asyncio.sleep(self.pace_s)
+            yield chunk
+
+
+async def test_a_spoken_message_has_the_agent_answer_alone_while_the_judges_wait(make_live):
+    """voice.judging = yield (the default): the user-helpfulness judge that starts beside the
+    agent's reply waits for it (or is cut off and re-sent), so the reply the person waits for
+    shares nothing; a typed message keeps the text behaviour, judge and agent side by side."""
+    responders = default_responder(solve_at=None)
+
+    def factory(role, spec):
+        if role == "agent":
+            return PacedChatModel(responder=lambda m, k: REPLY, prompts=[])
+        if role == "judge":
+            return SlowChatModel(responder=responders(role), prompts=[])
+        return ScriptedChatModel(responder=responders(role), prompts=[])
+    live = make_live(factory)
+    session_id, _, turn = await speak(live)
+    iid = live.store.session(session_id)["interaction_id"]
+    spoken = [c for c in live.reader.llm_calls(iid) if c["turn_index"] == 1]
+    agent = [c for c in spoken if c["role"] == "agent"]
+    assert agent and all(c["contended_ms"] <= 50 for c in agent), agent
+    assert agent_voice(turn)["agent_contended_share"] <= 0.05
+    judged = [c for c in spoken if c["role"] == "judge"]
+    assert any(c["yielded_ms"] > 500 for c in judged), judged   # waited for the agent's ~1 s
+    assert {j["kind"] for j in live.reader.judgments_for_run(live.store.session(session_id)["run_id"])} \
+        >= {"user_helpfulness", "agent_helpfulness"}
+    async for _ in live.send(session_id, "I tried that, the printer is still offline."):
+        pass
+    typed = [c for c in live.reader.llm_calls(iid) if c["turn_index"] == 2]
+    assert any(c["role"] == "agent" and c["contended_ms"] > 300 for c in typed), typed
+    assert not any(c["yielded_ms"] for c in typed)

@@ -146,3 +146,36 @@ def test_a_call_whose_judges_are_slow_keeps_the_agents_latency_its_own(tmp_path)
     assert not any(c["yielded_ms"] for c in inline_reader.llm_calls(f"{inline_run}:w/1"))
     figures = contention_figures(inline_reader.turns_for_run(inline_run))
     assert figures["replies"] == 2 and figures["uncontended"] < 2
+
+
+def test_judge_server_puts_every_role_but_the_agent_on_a_second_embedded_server(monkeypatch):
+    from harness.models import engine as engine_module
+    started = []
+
+    def start(self, port=None):
+        self.port = 9000 + len(started)
+        started.append((self.model_key, self.log_path.name))
+        return self
+    monkeypatch.setattr(engine_module.EmbeddedServer, "start", start)
+    monkeypatch.setattr(engine_module.EmbeddedServer, "alive", property(lambda self: self.port is not None))
+    cfg = load_config(overrides={"engine": {"judge_server": True}})
+    with Runtime(cfg) as runtime:
+        assert [runtime.engine_instance(r) for r in ("agent", "judge", "user", "complexity")] == \
+            ["", "judges", "judges", "judges"]
+        agent = runtime.engine.base_url("qwen2.5-coder-1.5b", runtime.engine_instance("agent"))
+        judge = runtime.engine.base_url("qwen2.5-coder-1.5b", runtime.engine_instance("judge"))
+        again = runtime.engine.base_url("qwen2.5-coder-1.5b", runtime.engine_instance("user"))
+    assert agent != judge == again and len(started) == 2
+    assert "judges" in started[1][1] and "judges" not in started[0][1]   # each its own log
+    assert Runtime(load_config()).engine_instance("judge") == ""   # one server by default
+
+
+def test_the_report_says_whether_the_agent_shares_its_endpoint():
+    from harness.study.call_report import shared_endpoint_line
+    embedded = {r: {"model": "qwen2.5-coder-1.5b"} for r in ("agent", "judge", "user")}
+    assert "yielded it" in shared_endpoint_line({"roles": embedded, "voice": {"judging": "yield"}})
+    assert "ran beside it" in shared_endpoint_line({"roles": embedded, "voice": {"judging": "inline"}})
+    apart = shared_endpoint_line({"roles": embedded, "engine": {"judge_server": True}})
+    assert "its own embedded server" in apart and "shares" not in apart
+    own = {**embedded, "agent": {"model": "m", "base_url": "http://a/v1"}}
+    assert shared_endpoint_line({"roles": own}) is None

@@ -32,7 +32,8 @@ from graphs.protocols import Reply
 from harness.config import VoiceConfig
 from harness.live.views import LiveUpdate
 from harness.voice.audio import AudioError, wav_bytes
-from harness.voice.streaming import SpeechPipeline, SpokenChunk, SpokenReply, chunk_tts_figures, same_text
+from harness.voice.streaming import (SpeechPipeline, SpokenChunk, SpokenReply, chunk_tts_figures, contention,
+                                     same_text)
 from harness.voice.tts import SpeechError
 
 if TYPE_CHECKING:
@@ -231,6 +232,7 @@ async def _store(sessions: "LiveSessions", session_id: str, files, speech: Reply
         error = "Nothing to speak: the reply holds no speakable words after removing markdown, " \
                 "code, URLs and emoji."
     values = reply_voice(spoken, speech, ref)
+    values.update(contention([c for c in sessions.reader.llm_calls(iid) if c["turn_index"] == turn]))
     if error is not None:
         values["tts_error"] = error
     sessions.store.merge_turn_extra(iid, turn, "agent", {"voice": values})

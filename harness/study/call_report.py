@@ -81,13 +81,16 @@ def shared_endpoint_line(config: dict[str, Any]) -> str | None:
     engine = config.get("engine") or {}
     agent = roles.get("agent") or {}
 
-    def server(spec: dict) -> tuple:
+    def server(role: str, spec: dict) -> tuple:
         if spec.get("base_url"):
             return ("url", spec["base_url"].rstrip("/"))
-        return ("embedded", spec.get("model"), "judges" if engine.get("judge_server") else "one")
+        return ("embedded", spec.get("model"), "judges" if engine.get("judge_server") and role != "agent" else "")
     shared = [r for r in ("judge", "complexity", "extractor", "user")
-              if r in roles and server(roles[r]) == server(agent)]
+              if r in roles and server(r, roles[r]) == server("agent", agent)]
     if not shared:
+        if engine.get("judge_server") and not agent.get("base_url"):
+            return ("The agent has its own embedded server (`engine.judge_server`); the judges' server "
+                    "runs on the same machine, and its work on shared cores is not counted as contention.")
         return None
     voice = config.get("voice") or {}
     how = ("they yielded it to the agent (`voice.judging = yield`)" if voice.get("judging", "yield") == "yield"

@@ -210,7 +210,7 @@ class SpokenText:
 
 
 def _with_voice(reply: Reply, text: str, measures: dict) -> Reply:
-    return Reply(text, reply.calls, {**(reply.extra or {}), "voice": {**measures, **contention(reply)}})
+    return Reply(text, reply.calls, {**(reply.extra or {}), "voice": {**measures, **contention(reply.calls)}})
 
 
 def _turn_of(history: Sequence[Message]) -> int:

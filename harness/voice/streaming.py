@@ -321,14 +321,18 @@ async def speak_streamed(inner: Agent, problem: Problem, history: Sequence[Messa
     return SpokenReply(reply, chunks, respond_ms, streamed)
 
 
-def contention(reply: Reply) -> dict[str, Any]:
+def contention(calls: Sequence[Any]) -> dict[str, Any]:
     """How much of the agent's model time was shared with other requests on its endpoint
-    (``LLMCall.contended_ms``, the harness's bookkeeping): ``agent_contended_ms`` and
-    ``agent_contended_share`` (0: the agent had the endpoint to itself), added to the reply's
-    voice measures; empty when no agent call carries the bookkeeping."""
-    calls = [c for c in reply.calls if c.role == "agent" and c.error is None and c.contended_ms is not None]
-    spent = sum(c.latency_ms for c in calls)
-    if not calls or spent <= 0:
+    (``contended_ms`` of its calls, the harness's bookkeeping; ``LLMCall`` objects or stored
+    ``llm_calls`` rows): ``agent_contended_ms`` and ``agent_contended_share`` (0: the agent had
+    the endpoint to itself), added to the reply's voice measures; empty when no agent call
+    carries the bookkeeping."""
+    def get(c, key):
+        return c.get(key) if isinstance(c, dict) else getattr(c, key)
+    mine = [c for c in calls if get(c, "role") == "agent" and get(c, "error") is None
+            and get(c, "contended_ms") is not None]
+    spent = sum(get(c, "latency_ms") for c in mine)
+    if not mine or spent <= 0:
         return {}
-    shared = sum(c.contended_ms for c in calls)
+    shared = sum(get(c, "contended_ms") for c in mine)
     return {"agent_contended_ms": round(shared, 1), "agent_contended_share": round(min(1.0, shared / spent), 3)}
