@@ -35,6 +35,7 @@ FACE = {
     "build_link": "call",
     "caller_preset": "callers",
     "chunk_tts_figures": "streaming",
+    "contention": "streaming",
     "corpus_wer": "roundtrip",
     "first_message": "local_call",
     "length_bucket": "wer",
