@@ -59,3 +59,10 @@ def test_two_turn_voice_call_on_the_embedded_model(tmp_path):
     assert "paper" in turns[0]["user_message"].lower()
     assert reader.scores(run_id)[0]["figures"]["turns"] == 2
     assert voice_summary(reader, run_id)["agent.respond_ms"]["n"] == 2
+    # one call alone, judges yielding (voice.judging = yield): the agent had the server to itself
+    # while every judgment was still made and stored
+    assert all(json.loads(t["extra_json"])["agent"]["voice"]["agent_contended_share"] <= 0.05 for t in turns)
+    kinds = [j["kind"] for j in reader.judgments_for_run(run_id)]
+    assert kinds.count("user_helpfulness") == 2 and kinds.count("agent_helpfulness") == 2
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "2/2 replies uncontended" in report and "they yielded it to the agent" in report
