@@ -72,7 +72,6 @@ class Usage:
 
     contended_ms: float = 0.0
     yielded_ms: float = 0.0
-    preemptions: int = 0
 
 
 @dataclass
@@ -156,7 +155,6 @@ async def on_endpoint(endpoint: str, role: str, send: Callable[[], Awaitable[T]]
             if not request.preempted:  # our caller was cancelled, not the request
                 request.task.cancel()
                 raise
-            usage.preemptions += 1
             usage.yielded_ms += (perf_counter() - started) * 1000.0
             continue
         finally:

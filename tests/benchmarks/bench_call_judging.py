@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 from time import perf_counter
 
 from harness.study.call_report import contention_figures, duplex_measures
+from harness.study.statistics import summarize_measures
 from store import StoreReader
 
 LAYOUTS = {"inline": {"DESKBENCH_VOICE__JUDGING": "inline"},
@@ -30,11 +30,9 @@ LAYOUTS = {"inline": {"DESKBENCH_VOICE__JUDGING": "inline"},
            "judge_server": {"DESKBENCH_VOICE__JUDGING": "yield", "DESKBENCH_ENGINE__JUDGE_SERVER": "true"}}
 
 
-def pct(values: list[float], q: float) -> float | None:
-    """The q-quantile (inclusive method) or the one value; None without values."""
-    if not values:
-        return None
-    return values[0] if len(values) == 1 else statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+def pct(values: list[float], q: int) -> float | None:
+    """p50 or p95 as the report computes them (``summarize_measures``); None without values."""
+    return summarize_measures({"v": values})["v"][f"p{q}"]
 
 
 def run_layout(name: str, args: argparse.Namespace, out: Path) -> dict:
