@@ -91,9 +91,19 @@ class Runtime:
             self._clients[role] = RoleClient(role, spec, self._chat_models(role, spec), heal)
         return self._clients[role]
 
-    def structured_judge(self, role: str) -> StructuredJudge:
-        """A :class:`StructuredJudge` on the role's client (``run.judge_retries`` retries)."""
-        return StructuredJudge(self.client(role), self.config.run.judge_retries)
+    #: a written reason with every read score when ``scoring.judge_reasons`` is unset: off in
+    #: batches; the live app sets it on (the organiser reads them), ``deskbench sanity`` asks for them
+    reasons_by_default = False
+
+    def structured_judge(self, role: str, reasons_default: bool | None = None) -> StructuredJudge:
+        """A :class:`StructuredJudge` on the role's client (``run.judge_retries`` retries), reading
+        scores as the profile's ``score_probabilities`` aid says, with reasons per
+        ``scoring.judge_reasons`` (unset: ``reasons_default``, else :attr:`reasons_by_default`)."""
+        reasons = self.config.scoring.judge_reasons
+        if reasons is None:
+            reasons = self.reasons_by_default if reasons_default is None else reasons_default
+        return StructuredJudge(self.client(role), self.config.run.judge_retries,
+                               reading=self.profile.value("score_probabilities"), reasons=reasons)
 
     def user(self, scripts: dict[str, list[str]], openings: dict[str, str] | None = None) -> User:
         """The configured user: LLM-simulated, or scripted from each task's ``followups``
@@ -191,12 +201,14 @@ class Runtime:
         kb.build(kb_set.tasks)
         return kb
 
-    def turn_judges(self, profile: Profile | None = None) -> SelfScoreJudges:
+    def turn_judges(self, profile: Profile | None = None, reasons_default: bool | None = None) -> SelfScoreJudges:
         """The per-turn judges on the judge role, with the aids of ``profile`` (default the
         runtime's): the solved-check method, manipulation defence, helpfulness bounds and
         handling of other languages; every judgment records the profile."""
         profile = profile or self.profile
-        return SelfScoreJudges(self.structured_judge("judge"), **profile.judge_aids(),
+        judge = self.structured_judge("judge", reasons_default)
+        judge.reading = profile.value("score_probabilities")
+        return SelfScoreJudges(judge, **profile.judge_aids(),
                                profile_record=self.profile_record(profile))
 
     def selfscore_graph(self, user: User, agent: Agent, sink, checkpointer=None):
@@ -227,10 +239,12 @@ def aid_versions() -> dict[str, str]:
     from harness.aids import SOLVED_CUES_VERSION, USER_CHECKS_VERSION
     from harness.defence import RULES_VERSION as DEFENCE_VERSION
     from harness.selfscore.languages import TRANSLATE_VERSION
+    from harness.selfscore import SCORE_READING_VERSION
     return {"helpfulness_bounds": BOUNDS_VERSION,
             "solved_rules": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
             "manipulation_defence": DEFENCE_VERSION, "translation": TRANSLATE_VERSION,
-            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION}
+            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION,
+            "score_probabilities": f"{prompts.PROMPT_VERSION}+{SCORE_READING_VERSION}"}
 
 
 def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,

@@ -68,8 +68,7 @@ def _default_roles() -> dict[str, ModelSpec]:
         "judge": ModelSpec(temperature=0.0, max_tokens=160),
         "complexity": ModelSpec(temperature=0.0, max_tokens=200),
         "extractor": ModelSpec(temperature=0.0, max_tokens=120),
-        # NoisyToolBench: writes API responses that nothing offline has (a JSON body up to
-        # ~1,500 characters, hence the larger bound)
+        # NoisyToolBench: writes API responses nothing offline has (JSON bodies up to ~1,500 chars)
         "api_simulator": ModelSpec(temperature=0.0, max_tokens=400),
     }
 
@@ -95,8 +94,7 @@ class CostConfig(_Strict):
 
 
 class ScoringConfig(_Strict):
-    """SelfScore's formula, the method profile and the judges' aids. An aid setting left None
-    follows the profile (``harness.aids.profiles``, docs/selfscore.md#method-profiles)."""
+    """SelfScore's formula, the method profile and the judges' aids (None: the profile decides)."""
     formula: Literal["paper", "agent_only"] = "paper"
     weights: tuple[float, float, float] = (0.5, 0.4, 0.1)
     profile: Literal["auto", "paper", "embedded"] = Field(
@@ -113,6 +111,11 @@ class ScoringConfig(_Strict):
         None, description="aid (judge): pin a helpfulness score to the rubric's band where a rule "
         "sees what the message plainly is (harness.aids.helpfulness_bounds); the judge's own score "
         "is always stored")
+    score_reading: Literal["sampled", "probabilities"] | None = Field(
+        None, description="how a helpfulness or complexity score is read: sampled (the paper's JSON "
+        "verdict) or probabilities (the expected score over the score tokens' probabilities)")
+    judge_reasons: bool | None = Field(None, description="a written reason with a read score (after "
+                                       "it); None: off, on in `deskbench sanity` and the live app")
 
     @field_validator("weights")
     @classmethod
@@ -229,8 +232,7 @@ class AppConfig(_Strict):
 
 
 class VoiceConfig(_Strict):
-    """Simulated voice calls: every message is spoken (TTS), sent through the channel and
-    transcribed (STT) for the other side (docs/voice.md)."""
+    """Simulated voice calls: each message spoken, sent through the channel, transcribed (docs/voice.md)."""
 
     enabled: bool = Field(False, description="speak and transcribe every message of a SelfScore run")
     tts: Literal["piper", "espeak-ng"] = Field("piper", description="piper (joe voice) or Debian espeak-ng")
@@ -270,8 +272,7 @@ class VoiceConfig(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _line_sets_the_channel(cls, data: Any) -> Any:
-        """A known ``line`` preset fills ``telephone`` and ``snr_db`` (an unknown name is left
-        for the ``line`` check to report)."""
+        """A known ``line`` preset fills ``telephone`` and ``snr_db`` (``line``'s check reports others)."""
         from harness.voice.lines import PRESETS, resolve
         if isinstance(data, dict) and data.get("line") in PRESETS:
             telephone = str(data.get("telephone")).lower() in ("true", "1")
@@ -377,11 +378,9 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None,
     try:
         config = Config.model_validate(tree)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"])
-            problems.append(f"  {where}: {err['msg']}" + (f" (got {err['input']!r})"
-                            if err["type"] != "extra_forbidden" else " (unknown key; check the spelling)"))
+        problems = [f"  {'.'.join(str(p) for p in err['loc'])}: {err['msg']}" + (
+            f" (got {err['input']!r})" if err["type"] != "extra_forbidden" else " (unknown key; check the spelling)")
+            for err in exc.errors()]
         source = f" in {path}" if path else ""
         raise ConfigError("Invalid configuration" + source + ":\n" + "\n".join(problems)
                           + "\nSee docs/configuration.md for every key.") from exc

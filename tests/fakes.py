@@ -33,9 +33,13 @@ class ScriptedChatModel(BaseChatModel):
         text = self.responder(messages, kwargs)
         if isinstance(text, Exception):
             raise text
+        metadata = {}
+        if isinstance(text, AIMessage):  # a reply with response metadata (log-probabilities)
+            text, metadata = str(text.content), dict(text.response_metadata or {})
         n_in = sum(len(str(m.content).split()) for m in messages)
-        msg = AIMessage(text, usage_metadata={"input_tokens": n_in, "output_tokens": len(text.split()),
-                                              "total_tokens": n_in + len(text.split())})
+        msg = AIMessage(text, response_metadata=metadata,
+                        usage_metadata={"input_tokens": n_in, "output_tokens": len(text.split()),
+                                        "total_tokens": n_in + len(text.split())})
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
 

@@ -75,10 +75,11 @@ async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int |
                                                 "conversations" if turns != 0 else "")
                   + (f", {stability or 'all'} messages judged repeatedly" if stability != 0 else "")
                   + (f", {personas or 'all'} simulated-user persona scenarios" if personas != 0 else "") + " ...")
-    report = await run_sanity(runtime.structured_judge("judge"), runtime.structured_judge("complexity"),
+    # reasons on (unless scoring.judge_reasons says otherwise): a sanity report is read by a person
+    report = await run_sanity(runtime.structured_judge("judge", True), runtime.structured_judge("complexity", True),
                               pairs, complexity, runtime.config.run.concurrency,
                               solved=solved or None, outcome=outcome or None,
-                              judges=runtime.turn_judges(), user=runtime.simulated_user(),
+                              judges=runtime.turn_judges(reasons_default=True), user=runtime.simulated_user(),
                               turns=turns, stability=stability, personas=personas,
                               on_progress=on_progress)
     lines = report.lines()

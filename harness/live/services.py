@@ -26,6 +26,7 @@ class AppServices:
                  organiser_secret: str | None = None):
         self.config = config
         self.runtime = Runtime(config, chat_models)
+        self.runtime.reasons_by_default = True  # the organiser page shows each score's reason
         self.writer = StoreWriter(config.store)
         self.reader = StoreReader(config.store, must_exist=False)
         self.live = LiveSessions(self.runtime, self.writer, self.reader)

@@ -16,6 +16,7 @@ FACE = {
     "ProgressFn": "runs",
     "Reason": "judges",
     "SCORER_VERSION": "scoring",
+    "SCORE_READING_VERSION": "score_reading",
     "SelfScoreBatch": "batch",
     "SelfScoreJudges": "judges",
     "TRANSLATE_VERSION": "languages",

@@ -16,7 +16,8 @@ from harness.models.seeds import seeds_of_trial, trial_seeds
 from harness.models.traffic import yielding
 from harness.selfscore import prompts
 from harness.selfscore.figures import interaction_figures, score_row
-from harness.selfscore.judges import judge_complexity, judgment_row
+from harness.selfscore.judges import judge_complexity
+from harness.selfscore.judgment_rows import judgment_row
 from harness.selfscore.preprocess import preprocessed_text
 from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from harness.selfscore.scoring import SCORER_VERSION

@@ -6,7 +6,6 @@ never replaced by a default. Every attempt's raw output is kept.
 """
 from __future__ import annotations
 
-import json
 from typing import Callable, Sequence, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -19,6 +18,7 @@ from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts
 from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages
+from harness.selfscore.score_reading import read_judgment
 from harness.selfscore.solved_evidence import EvidenceSolvedCheck
 
 Score = Field(ge=1, le=10)
@@ -57,12 +57,33 @@ def response_format(model: type[BaseModel]) -> dict:
             "json_schema": {"name": model.__name__, "schema": model.model_json_schema(), "strict": True}}
 
 
-class StructuredJudge:
-    """Runs one judging prompt with bounded retries and returns a :class:`Judgment`."""
+SCORE_READINGS = ("sampled", "probabilities")
 
-    def __init__(self, client: RoleClient, retries: int):
+
+class StructuredJudge:
+    """Runs one judging prompt with bounded retries and returns a :class:`Judgment`.
+
+    ``reading`` is how a score judgment (helpfulness, complexity) gets its score: ``sampled``
+    (the paper's: a JSON verdict with a written reason and the score) or ``probabilities`` (the
+    expected score over the score tokens' probabilities, :mod:`harness.selfscore.score_reading`),
+    with a written reason after it only when ``reasons``.
+    """
+
+    def __init__(self, client: RoleClient, retries: int, reading: str = "sampled", reasons: bool = True):
+        if reading not in SCORE_READINGS:
+            raise ValueError(f"unknown score reading {reading!r}; one of {SCORE_READINGS}")
         self.client = client
         self.retries = retries
+        self.reading = reading
+        self.reasons = reasons
+
+    reads_probabilities = property(lambda self: self.reading == "probabilities",
+                                   doc="Whether score judgments are read from probabilities.")
+
+    async def read(self, kind: str, keyed: dict[str | None, list[BaseMessage]]) -> Judgment:
+        """Scores read from probabilities, one per key (None: one score); see
+        :func:`harness.selfscore.score_reading.read_judgment`."""
+        return await read_judgment(self.client, self.retries, self.reasons, kind, keyed)
 
     async def judge(self, kind: str, messages: list[BaseMessage], verdict: type[V],
                     value_of: Callable[[V], object]) -> Judgment:
@@ -108,11 +129,7 @@ class StructuredJudge:
 
 
 def _short_validation_error(exc: ValidationError) -> str:
-    parts = []
-    for e in exc.errors()[:3]:
-        where = ".".join(str(p) for p in e["loc"]) or "json"
-        parts.append(f"{where}: {e['msg']}")
-    return "; ".join(parts)
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'json'}: {e['msg']}" for e in exc.errors()[:3])
 
 
 def _failed_view(kind: str, model: str, exc: Exception) -> Judgment:
@@ -245,7 +262,7 @@ class SelfScoreJudges:
         self.confirmation = ConfirmationSolvedCheck(judge.client, judge_input=self.judge_input)
         self.evidence = EvidenceSolvedCheck(judge.client, self.judge_input, confirmation=self.confirmation)
         self.profile_record = profile_record or _profile_of(solved_method, manipulation_defence,
-                                                            other_languages, helpfulness_bounds)
+                                                            other_languages, helpfulness_bounds, judge.reading)
 
     def _traced(self, judgment: Judgment) -> Judgment:
         """``judgment`` with the profile and the aids that shaped it (their versions) in ``parsed``."""
@@ -265,14 +282,16 @@ class SelfScoreJudges:
             aids["helpfulness_bounds"] = {"version": bounds.get("rules_version"),
                                           "rules": bounds.get("rule_ids", bounds.get("rules", [])),
                                           "moved": parsed.get("judge_value") != parsed.get("score")}
+        if "score_reading" in parsed:
+            aids["score_probabilities"] = {"version": versions.get("score_probabilities"), "reading": parsed["score_reading"],
+                                           "reasons": parsed.get("reason_after_score"), "moved": True}
         if parsed.get("method") == "evidence":
             aids["solved_rules"] = {"version": versions.get("solved_rules"), "rules": parsed.get("rule_ids", []),
                                     "moved": parsed.get("judge_value") != parsed.get("solved"),
                                     "p_fix": [a.get("p_fix") for a in parsed.get("answers", [])]}
         if parsed.get("method") == "confirmation":
-            aids["solved_rules"] = {"version": versions.get("solved_rules"),
-                                           "rules": parsed.get("rule_ids", []),
-                                           "moved": parsed.get("decided_by") == "rules"}
+            aids["solved_rules"] = {"version": versions.get("solved_rules"), "rules": parsed.get("rule_ids", []),
+                                    "moved": parsed.get("decided_by") == "rules"}
         judgment.parsed = {**parsed, "profile": self.profile_record.get("profile"), "aids": aids}
         return judgment
 
@@ -282,7 +301,10 @@ class SelfScoreJudges:
             view = await self.judge_input.view(history)
         except Exception as exc:
             return _failed_view(kind, self.judge.client.model_name, exc)
-        judgment = await self.judge.judge(kind, judge_messages(view.messages, view.task(task)), verdict, value_of)
+        if bounds_of is not None and self.judge.reads_probabilities:  # a score: read, not sampled
+            judgment = await self.judge.read(kind, {None: judge_messages(view.messages, view.task(prompts.score_only(task)))})
+        else:
+            judgment = await self.judge.judge(kind, judge_messages(view.messages, view.task(task)), verdict, value_of)
         if judgment.ok and judgment.parsed is not None:
             judgment.parsed = {**judgment.parsed, "judge_value": judgment.value}  # always kept
         if bounds_of is not None and self.helpfulness_bounds and judgment.ok and self.judge_input.rules_can_read(view):
@@ -324,11 +346,12 @@ class SelfScoreJudges:
 
 
 def _profile_of(solved_method: str, manipulation_defence: bool, other_languages: str,
-                helpfulness_bounds: bool) -> dict:
+                helpfulness_bounds: bool, score_reading: str) -> dict:
     """A profile record for judges built without one (sanity sets, tests): the judges' aids as
     given, the other roles' left out."""
     values = {"solved_rules": solved_method, "manipulation_defence": manipulation_defence,
-              "translation": other_languages, "helpfulness_bounds": helpfulness_bounds}
+              "translation": other_languages, "helpfulness_bounds": helpfulness_bounds,
+              "score_probabilities": score_reading}
     on = {n: v != PAPER_AIDS[n] for n, v in values.items()}
     name = "paper" if not any(on.values()) else "embedded" if all(
         v == EMBEDDED_AIDS[n] for n, v in values.items()) else "mixed"
@@ -336,35 +359,19 @@ def _profile_of(solved_method: str, manipulation_defence: bool, other_languages:
             "aids": {n: {"on": on[n], "value": v, "version": None} for n, v in values.items()}}
 
 
+COMPLEXITY_DIMENSIONS = ("critical_thinking", "error_handling", "topic_knowledge")
+
+
 async def judge_complexity(judge: StructuredJudge, summary: str) -> Judgment:
-    """Complexity (CT, EH, TK) of a problem from its summarized question."""
-    messages = [SystemMessage(prompts.COMPLEXITY_SYSTEM),
-                HumanMessage(prompts.COMPLEXITY.format(summary=escape_judged_text(summary)))]
+    """Complexity (CT, EH, TK) of a problem from its summarized question (read from probabilities,
+    one dimension per question, when the judge reads them)."""
+    task = prompts.COMPLEXITY.format(summary=escape_judged_text(summary))
+    if judge.reads_probabilities:
+        return await judge.read("complexity", {
+            d: [SystemMessage(prompts.COMPLEXITY_SYSTEM), HumanMessage(prompts.complexity_score_only(task, d))]
+            for d in COMPLEXITY_DIMENSIONS})
+    messages = [SystemMessage(prompts.COMPLEXITY_SYSTEM), HumanMessage(task)]
     return await judge.judge(
         "complexity", messages, ComplexityVerdict,
         lambda v: {"critical_thinking": v.critical_thinking, "error_handling": v.error_handling,
                    "topic_knowledge": v.topic_knowledge})
-
-
-def judgment_row(j: Judgment, interaction_id: str, turn_index: int | None) -> dict:
-    """A ``judgments`` table row for a judgment: its value (after any aid) as ``score``, the
-    judge's own answer as ``judge_score``, the profile and the aids that shaped it."""
-    parsed = j.parsed or {}
-    score = j.value if isinstance(j.value, int) and not isinstance(j.value, bool) else None
-    if isinstance(j.value, bool):
-        score = int(j.value)
-    return {"interaction_id": interaction_id, "turn_index": turn_index, "kind": j.kind,
-            "status": j.status, "score": score,
-            "parsed_json": json.dumps(j.parsed) if j.parsed is not None else None,
-            "reason": j.reason, "raw_json": json.dumps(j.raw, ensure_ascii=False),
-            "attempts": j.attempts, "error": j.error, "model": j.model,
-            "prompt_version": j.prompt_version, "judge_score": _as_score(parsed.get("judge_value")),
-            "profile": parsed.get("profile"),
-            "aids_json": json.dumps(parsed["aids"]) if "aids" in parsed else None}
-
-
-def _as_score(value) -> int | None:
-    """A judge's own answer as the integer column stores it (a verdict as 0/1)."""
-    if isinstance(value, bool):
-        return int(value)
-    return value if isinstance(value, int) else None

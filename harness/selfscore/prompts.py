@@ -32,7 +32,10 @@ from __future__ import annotations
 # USER_VAGUE_*, USER_IMPATIENT_*, USER_MISTAKEN_DONE, USER_TANGENT, TANGENT_TOPICS,
 # USER_FACTS_WITHHELD, USER_PERSONA_REJECTED), read only by a vague, impatient, mistaken or
 # tangential user; a cooperative run of p12 sends p10's prompts
-PROMPT_VERSION = "selfscore-p12"
+# p13: p12's texts, byte for byte, for everything the judges read in score reading "sampled";
+# added: the score-only endings of score reading "probabilities" (score_only, COMPLEXITY_SCORE_ONLY)
+# and the reason asked after a read score (harness.selfscore.score_reading.REASON_ASK)
+PROMPT_VERSION = "selfscore-p13"
 
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
 # The paper's prompts verbatim made Qwen2.5-Coder-1.5B answer the question instead of
@@ -190,3 +193,25 @@ COMPLEXITY = """Rate the complexity of this help-desk problem, relative to the e
 - error_handling: how likely an error is while solving it, how significant, how hard to recover from (1: harmless, nothing can go wrong; 10: risky, errors can lose data or break the system).
 - topic_knowledge: how much specialised topic knowledge it requires (1: everyday knowledge; 10: expert knowledge).
 Give a reason of at most 25 words, then the three scores as integers."""
+
+# --- score reading "probabilities" (harness/selfscore/score_reading.py; since p13) ----------------
+# The same tasks, ending with a request for the score alone: the score is read from the first
+# generated token's probabilities; a reason, when asked for, comes after it (REASON_ASK there).
+REASON_THEN_SCORE = "Give a reason of at most 25 words, then the score."
+SCORE_ONLY = "Answer with the score only: one number from 1 to 10, not JSON."
+COMPLEXITY_REASON_THEN_SCORES = "Give a reason of at most 25 words, then the three scores as integers."
+COMPLEXITY_SCORE_ONLY = "Answer with the {dimension} score only: one number from 1 to 10, not JSON."
+
+
+def score_only(task: str) -> str:
+    """A helpfulness task of the sampled reading with its last line asking for the score alone."""
+    if not task.endswith(REASON_THEN_SCORE):
+        raise ValueError("not a task that ends with the reason-then-score line")
+    return task[: -len(REASON_THEN_SCORE)] + SCORE_ONLY
+
+
+def complexity_score_only(summary_prompt: str, dimension: str) -> str:
+    """The complexity task (formatted) asking for one dimension's score alone."""
+    if not summary_prompt.endswith(COMPLEXITY_REASON_THEN_SCORES):
+        raise ValueError("not the complexity task")
+    return summary_prompt[: -len(COMPLEXITY_REASON_THEN_SCORES)] + COMPLEXITY_SCORE_ONLY.format(dimension=dimension)
