@@ -28,6 +28,7 @@ from harness.selfscore import prompts
 from harness.selfscore.batch import Progress, ProgressFn, arun_selfscore
 from harness.selfscore.cost import AgentTurnCost
 from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
+from harness.selfscore.score_reading import score_reading_record
 from harness.selfscore.scoring import turn_quality
 from harness.simuser.users import ScriptedUser, SimulatedUser
 from harness.tasks.datasets import Dataset
@@ -52,7 +53,8 @@ class Runtime:
     def profile_record(self, profile: Profile | None = None) -> dict:
         """What the run, each judgment and each score row store of ``profile`` (default the
         runtime's): its name, every aid's value, source and version."""
-        return (profile or self.profile).record(aid_versions())
+        record = (profile or self.profile).record(aid_versions())
+        return {**record, "score_reading": score_reading_record(self.config.scoring.score_reading)}
 
     def _default_chat_model(self, role: str, spec: ModelSpec) -> BaseChatModel:
         url = spec.base_url or self.engine.base_url(spec.model, self.engine_instance(role))
@@ -97,13 +99,13 @@ class Runtime:
 
     def structured_judge(self, role: str, reasons_default: bool | None = None) -> StructuredJudge:
         """A :class:`StructuredJudge` on the role's client (``run.judge_retries`` retries), reading
-        scores as the profile's ``score_probabilities`` aid says, with reasons per
+        scores as ``scoring.score_reading`` says, with reasons per
         ``scoring.judge_reasons`` (unset: ``reasons_default``, else :attr:`reasons_by_default`)."""
         reasons = self.config.scoring.judge_reasons
         if reasons is None:
             reasons = self.reasons_by_default if reasons_default is None else reasons_default
         return StructuredJudge(self.client(role), self.config.run.judge_retries,
-                               reading=self.profile.value("score_probabilities"), reasons=reasons)
+                               reading=self.config.scoring.score_reading, reasons=reasons)
 
     def user(self, scripts: dict[str, list[str]], openings: dict[str, str] | None = None) -> User:
         """The configured user: LLM-simulated, or scripted from each task's ``followups``
@@ -207,7 +209,6 @@ class Runtime:
         handling of other languages; every judgment records the profile."""
         profile = profile or self.profile
         judge = self.structured_judge("judge", reasons_default)
-        judge.reading = profile.value("score_probabilities")
         return SelfScoreJudges(judge, **profile.judge_aids(),
                                profile_record=self.profile_record(profile))
 
@@ -239,12 +240,10 @@ def aid_versions() -> dict[str, str]:
     from harness.aids import SOLVED_CUES_VERSION, USER_CHECKS_VERSION
     from harness.defence import RULES_VERSION as DEFENCE_VERSION
     from harness.selfscore.languages import TRANSLATE_VERSION
-    from harness.selfscore import SCORE_READING_VERSION
     return {"helpfulness_bounds": BOUNDS_VERSION,
             "solved_rules": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
             "manipulation_defence": DEFENCE_VERSION, "translation": TRANSLATE_VERSION,
-            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION,
-            "score_probabilities": f"{prompts.PROMPT_VERSION}+{SCORE_READING_VERSION}"}
+            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION}
 
 
 def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,

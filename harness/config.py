@@ -111,9 +111,9 @@ class ScoringConfig(_Strict):
         None, description="aid (judge): pin a helpfulness score to the rubric's band where a rule "
         "sees what the message plainly is (harness.aids.helpfulness_bounds); the judge's own score "
         "is always stored")
-    score_reading: Literal["sampled", "probabilities"] | None = Field(
-        None, description="how a helpfulness or complexity score is read: sampled (the paper's JSON "
-        "verdict) or probabilities (the expected score over the score tokens' probabilities)")
+    score_reading: Literal["sampled", "probabilities"] = Field(
+        "sampled", description="how a helpfulness or complexity score is read: sampled (the paper's "
+        "JSON verdict) or probabilities (the expected score over the score tokens' probabilities)")
     judge_reasons: bool | None = Field(None, description="a written reason with a read score (after "
                                        "it); None: off, on in `deskbench sanity` and the live app")
 

@@ -14,8 +14,8 @@ from harness.config import ModelSpec, load_config
 from harness.models.llm import RoleClient
 from harness.selfscore.judges import SelfScoreJudges, StructuredJudge, judge_complexity
 from harness.selfscore.judgment_rows import judgment_row
-from harness.selfscore.score_reading import read_judgment, read_score
-from tests.fakes import ScriptedChatModel
+from harness.selfscore.score_reading import SCORE_READING_VERSION, read_judgment, read_score
+from tests.fakes import ScriptedChatModel, default_responder, fake_factory
 
 
 def lp(p: float) -> float:
@@ -130,8 +130,9 @@ def test_the_agent_helpfulness_judge_reads_its_score_and_the_bounds_pin_the_expe
     assert judgment.value == judgment.parsed["bounds"]["cap"] < 6.5  # a deflection is capped
     row = judgment_row(judgment, "i1", 0)
     assert row["judge_score"] == 6.5 and row["score"] == judgment.value
-    aid = judgment.parsed["aids"]["score_probabilities"]
-    assert aid["reading"] == "probabilities" and aid["reasons"] is False
+    assert judgment.parsed["score_reading"] == "probabilities" and judgment.parsed["reason_after_score"] is False
+    assert judges.profile_record["score_reading"]["reading"] == "probabilities"
+    assert judges.profile_record["score_reading"]["version"].endswith("+" + SCORE_READING_VERSION)
     assert judgment.parsed["profile"] == "embedded"  # every judge aid at its embedded value
 
 
@@ -154,13 +155,17 @@ def test_an_unknown_score_reading_is_refused():
         StructuredJudge(client(lambda m, kw: "1")[0], 0, reading="guess")
 
 
-@pytest.mark.parametrize("profile, judge_url, expected", [
-    ("paper", None, "sampled"), ("embedded", None, "probabilities"),
-    ("auto", None, "probabilities"), ("auto", "http://judge.example/v1", "sampled")])
-def test_the_profile_decides_the_reading_and_the_setting_overrides_it(profile, judge_url, expected):
-    from harness.aids.profiles import resolve_profile
+@pytest.mark.parametrize("profile, judge_url", [
+    ("paper", None), ("embedded", None), ("auto", None), ("auto", "http://judge.example/v1")])
+def test_every_profile_reads_the_sampled_score_unless_the_setting_asks_for_probabilities(profile, judge_url):
+    # probabilities did not pass its agreement gate on the embedded judge (docs/selfscore.md)
+    from harness.compose import Runtime
     roles = {"judge": {"base_url": judge_url}} if judge_url else {}
     config = load_config(None, {"scoring": {"profile": profile}, "roles": roles})
-    assert resolve_profile(config).value("score_probabilities") == expected
-    config = load_config(None, {"scoring": {"profile": profile, "score_reading": "sampled"}, "roles": roles})
-    assert resolve_profile(config).value("score_probabilities") == "sampled"
+    runtime = Runtime(config, fake_factory(default_responder()))
+    assert runtime.structured_judge("judge").reading == "sampled"
+    assert runtime.profile_record()["score_reading"] == {"reading": "sampled", "version": None}
+    config = load_config(None, {"scoring": {"profile": profile, "score_reading": "probabilities"}, "roles": roles})
+    runtime = Runtime(config, fake_factory(default_responder()))
+    assert runtime.turn_judges().judge.reads_probabilities
+    assert runtime.profile_record()["score_reading"]["reading"] == "probabilities"

@@ -48,9 +48,6 @@ AIDS: tuple[Aid, ...] = (
         "judges read messages with the spans that address a rater removed"),
     Aid("translation", "judge", "scoring.other_languages", "translate", "as-is", False,
         "a message that is not English is translated before it is judged"),
-    Aid("score_probabilities", "judge", "scoring.score_reading", "probabilities", "sampled", False,
-        "a helpfulness or complexity score is the expected value over the score tokens' probabilities "
-        "(one forced score position), not a sampled number after a written reason"),
     Aid("reply_cap", "agent", "run.agent_reply_sentences", 3, 0, False,
         "the agent's system prompt asks for at most 3 short sentences with one next step"),
     Aid("user_regenerations", "user", "run.user_regenerations", 2, 0, False,

@@ -69,7 +69,8 @@ def aid_overrides(items: list[str] | None) -> dict[str, Any]:
     return tree
 
 
-CONFIG_OPTIONS = {"--store": "store", "--profile": "scoring.profile"}
+CONFIG_OPTIONS = {"--store": "store", "--profile": "scoring.profile", "--score-reading": "scoring.score_reading",
+                  "--reasons": ("scoring.judge_reasons", "off; on in `deskbench sanity` and the live app")}
 """The config keys the shared flags set (their help prints the keys' defaults)."""
 
 
@@ -84,19 +85,25 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
                         "needs `pip install -e '.[fast]'`")
     p.add_argument("--profile", choices=PROFILES, help=PROFILE_HELP)
     p.add_argument("--aid", action="append", metavar="NAME=on|off", help=AID_HELP)
+    p.add_argument("--score-reading", choices=("sampled", "probabilities"),
+                   help="how a helpfulness or complexity score is read: sampled (the paper's verdict) or "
+                        "probabilities (the expected score over the score tokens; docs/selfscore.md#scores-read-from-probabilities)")
+    p.add_argument("--reasons", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --score-reading probabilities: a written reason after each read score")
     config_options(p, CONFIG_OPTIONS)
 
 
 def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
                   extra: dict[str, Any] | None = None) -> Config:
     """The config of a command's flags: defaults < ``--config FILE`` < environment < ``--store``,
-    ``--role``, ``--fast``, ``--profile``, ``--aid``, ``run`` (the run section; None values left
+    ``--role``, ``--fast``, ``--profile``, ``--aid``, ``--score-reading``, ``--reasons``, ``run`` (the run section; None values left
     out) and ``extra`` sections."""
     overrides: dict[str, Any] = dict(extra or {})
     for section, values in aid_overrides(getattr(args, "aid", None)).items():
         overrides[section] = {**overrides.get(section, {}), **values}
-    if getattr(args, "profile", None):
-        overrides["scoring"] = {**overrides.get("scoring", {}), "profile": args.profile}
+    for flag, key in (("profile", "profile"), ("score_reading", "score_reading"), ("reasons", "judge_reasons")):
+        if getattr(args, flag, None) is not None:
+            overrides["scoring"] = {**overrides.get("scoring", {}), key: getattr(args, flag)}
     if getattr(args, "store", None):
         overrides["store"] = args.store
     roles = role_overrides(getattr(args, "role", None))

@@ -17,6 +17,7 @@ FACE = {
     "Reason": "judges",
     "SCORER_VERSION": "scoring",
     "SCORE_READING_VERSION": "score_reading",
+    "score_reading_record": "score_reading",
     "SelfScoreBatch": "batch",
     "SelfScoreJudges": "judges",
     "TRANSLATE_VERSION": "languages",

@@ -18,7 +18,7 @@ from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts
 from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages
-from harness.selfscore.score_reading import read_judgment
+from harness.selfscore.score_reading import read_judgment, score_reading_record
 from harness.selfscore.solved_evidence import EvidenceSolvedCheck
 
 Score = Field(ge=1, le=10)
@@ -282,9 +282,6 @@ class SelfScoreJudges:
             aids["helpfulness_bounds"] = {"version": bounds.get("rules_version"),
                                           "rules": bounds.get("rule_ids", bounds.get("rules", [])),
                                           "moved": parsed.get("judge_value") != parsed.get("score")}
-        if "score_reading" in parsed:
-            aids["score_probabilities"] = {"version": versions.get("score_probabilities"), "reading": parsed["score_reading"],
-                                           "reasons": parsed.get("reason_after_score"), "moved": True}
         if parsed.get("method") == "evidence":
             aids["solved_rules"] = {"version": versions.get("solved_rules"), "rules": parsed.get("rule_ids", []),
                                     "moved": parsed.get("judge_value") != parsed.get("solved"),
@@ -350,13 +347,13 @@ def _profile_of(solved_method: str, manipulation_defence: bool, other_languages:
     """A profile record for judges built without one (sanity sets, tests): the judges' aids as
     given, the other roles' left out."""
     values = {"solved_rules": solved_method, "manipulation_defence": manipulation_defence,
-              "translation": other_languages, "helpfulness_bounds": helpfulness_bounds,
-              "score_probabilities": score_reading}
+              "translation": other_languages, "helpfulness_bounds": helpfulness_bounds}
     on = {n: v != PAPER_AIDS[n] for n, v in values.items()}
     name = "paper" if not any(on.values()) else "embedded" if all(
         v == EMBEDDED_AIDS[n] for n, v in values.items()) else "mixed"
     return {"profile": name, "requested": None,
-            "aids": {n: {"on": on[n], "value": v, "version": None} for n, v in values.items()}}
+            "aids": {n: {"on": on[n], "value": v, "version": None} for n, v in values.items()},
+            "score_reading": score_reading_record(score_reading)}
 
 
 COMPLEXITY_DIMENSIONS = ("critical_thinking", "error_handling", "topic_knowledge")

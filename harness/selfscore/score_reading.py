@@ -38,6 +38,13 @@ REASON_ASK = "Give the reason for your score in at most 25 words, as plain text.
 _NUMBER = re.compile(r"\b(10|[1-9])\b")
 
 
+def score_reading_record(reading: str) -> dict:
+    """What a run, a judgment's profile and a score row store of the reading in force: the mode
+    and, for ``probabilities``, the version of the prompts and the reading."""
+    return {"reading": reading,
+            "version": f"{prompts.PROMPT_VERSION}+{SCORE_READING_VERSION}" if reading == "probabilities" else None}
+
+
 class NoScoreError(ValueError):
     """The judge wrote no score from 1 to 10 and gave none any probability."""
 

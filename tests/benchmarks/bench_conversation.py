@@ -204,12 +204,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="run.agent_reply_sentences for both loops (default: the config's; 0: the paper's prompt)")
     parser.add_argument("--base-url", help="an already running server for every role (default: embedded)")
     parser.add_argument("--skip-naive", action="store_true", help="only deskbench's loop (e.g. a batch of 8)")
+    parser.add_argument("--score-reading", choices=("sampled", "probabilities"), default="sampled",
+                        help="scoring.score_reading for deskbench's judges (probabilities: no reasons)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         roles = {r: {"base_url": args.base_url} for r in ("agent", "user", "judge", "complexity", "extractor")} \
             if args.base_url else {}
         cfg = load_config(overrides={
             "store": str(Path(tmp) / "bench.sqlite"), "roles": roles,
+            "scoring": {"score_reading": args.score_reading},
             "run": {"limit": args.tasks, "max_turns": args.turns, "concurrency": args.tasks,
                     "stop_on_solved": False,
                     **({} if args.agent_reply_sentences is None else {"agent_reply_sentences": args.agent_reply_sentences})}})
@@ -223,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             naive = None if args.skip_naive else asyncio.run(naive_loop(runtime, dataset, args.turns))
     print(f"\nOne SelfScore turn on {cfg.role('agent').model}, {args.tasks} tasks x {args.turns} turns, "
           f"{cfg.engine.threads} threads, {min(args.tasks, cfg.run.concurrency)} conversations at once, "
-          f"{cfg.engine.parallel} slots, agent reply bound {cfg.run.agent_reply_sentences or 'none'} sentences\n")
+          f"{cfg.engine.parallel} slots, agent reply bound {cfg.run.agent_reply_sentences or 'none'} sentences, "
+          f"scores {cfg.scoring.score_reading}\n")
     if naive:
         print("| figure | deskbench | naive | naive/deskbench |\n|---|---|---|---|")
         for key in ours:
