@@ -54,7 +54,8 @@ class Runtime:
         """What the run, each judgment and each score row store of ``profile`` (default the
         runtime's): its name, every aid's value, source and version."""
         record = (profile or self.profile).record(aid_versions())
-        return {**record, "score_reading": score_reading_record(self.config.scoring.score_reading)}
+        return {**record, "score_reading": {**score_reading_record(self.config.scoring.score_reading),
+                                            "reasons": self.judge_reasons()}}
 
     def _default_chat_model(self, role: str, spec: ModelSpec) -> BaseChatModel:
         url = spec.base_url or self.engine.base_url(spec.model, self.engine_instance(role))
@@ -97,15 +98,20 @@ class Runtime:
     #: batches; the live app sets it on (the organiser reads them), ``deskbench sanity`` asks for them
     reasons_by_default = False
 
+    def judge_reasons(self, default: bool | None = None) -> bool:
+        """Whether a score read from probabilities gets a written reason: ``scoring.judge_reasons``,
+        unset: ``default``, else :attr:`reasons_by_default`."""
+        reasons = self.config.scoring.judge_reasons
+        if reasons is None:
+            reasons = self.reasons_by_default if default is None else default
+        return reasons
+
     def structured_judge(self, role: str, reasons_default: bool | None = None) -> StructuredJudge:
         """A :class:`StructuredJudge` on the role's client (``run.judge_retries`` retries), reading
         scores as ``scoring.score_reading`` says, with reasons per
         ``scoring.judge_reasons`` (unset: ``reasons_default``, else :attr:`reasons_by_default`)."""
-        reasons = self.config.scoring.judge_reasons
-        if reasons is None:
-            reasons = self.reasons_by_default if reasons_default is None else reasons_default
         return StructuredJudge(self.client(role), self.config.run.judge_retries,
-                               reading=self.config.scoring.score_reading, reasons=reasons)
+                               reading=self.config.scoring.score_reading, reasons=self.judge_reasons(reasons_default))
 
     def user(self, scripts: dict[str, list[str]], openings: dict[str, str] | None = None) -> User:
         """The configured user: LLM-simulated, or scripted from each task's ``followups``

@@ -153,3 +153,24 @@ def test_rag_without_kb_is_a_clear_error(tmp_path, tasks_file, endpoint, capsys)
     assert main(["run", "--agent", "rag", "--store", str(tmp_path / "s.sqlite"), "--dataset",
                  str(tasks_file), "--quiet", *role_flags(endpoint.base_url)]) == 2
     assert "--kb" in capsys.readouterr().err
+
+
+def test_rejudge_reads_scores_as_asked_and_keeps_the_source_runs_reading_otherwise(tmp_path, tasks_file, endpoint):
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--store", str(store), "--dataset", str(tasks_file), "--limit", "1",
+                 "--max-turns", "2", "--quiet", *role_flags(endpoint.base_url)]) == 0
+    reader = StoreReader(store)
+    source = reader.runs()[0]
+    assert main(["rejudge", "--store", str(store), source["id"], "--quiet",
+                 "--score-reading", "probabilities", "--no-reasons"]) == 0
+    assert main(["rejudge", "--store", str(store), source["id"], "--quiet"]) == 0
+    asked, kept = [r for r in reader.runs() if r["kind"] == "rejudge"]
+    readings = {r["id"]: (json.loads(r["config_json"])["scoring"]["score_reading"],
+                          reader.run(r["id"])["profile"]["score_reading"]) for r in (source, asked, kept)}
+    assert readings[source["id"]][0] == "sampled" and readings[kept["id"]][0] == "sampled"
+    assert readings[asked["id"]][0] == "probabilities"
+    assert readings[asked["id"]][1]["reading"] == "probabilities" and readings[asked["id"]][1]["reasons"] is False
+    # the fake endpoint returns no log-probabilities: the written score is kept, and each judgment says so
+    helpfulness = [j for j in reader.judgments_for_run(asked["id"]) if j["kind"] == "agent_helpfulness"]
+    assert helpfulness and all(json.loads(j["parsed_json"])["score_reading"] == "sampled (no log-probabilities)"
+                               for j in helpfulness)

@@ -73,8 +73,9 @@ def profile_text(key: str) -> str:
 
 
 def switch(action: argparse.Action) -> bool:
-    """A flag without a value (``--duplex``)."""
-    return action.nargs == 0
+    """A flag without a value that sets True or False (``--duplex``); a ``--reasons/--no-reasons``
+    pair, whose unset means "the command decides", is documented like a valued option."""
+    return action.nargs == 0 and isinstance(action.const, bool)
 
 
 MAPPED = [(c, p, a) for c, p, a in OPTIONS if getattr(a, "config_key", None)]

@@ -150,6 +150,15 @@ def test_runs_and_the_report_show_the_profile(tmp_path, ok_tasks, capsys):
     assert "## Method profile" in text and "| helpfulness_bounds | judge | yes |" in text
     assert "| mean_avg_user_helpfulness |" in text and "judge-only" in text
     assert "Rules that fired" in text
+    assert "Scores read: **sampled**" in text  # the paper's reading, reasons written first
+
+
+def test_the_report_says_how_scores_were_read_and_whether_reasons_were_written():
+    from harness.study.profile_report import score_reading_line
+    assert score_reading_line(None).startswith("Scores read: **sampled**")  # a run stored before the setting
+    line = score_reading_line({"reading": "probabilities", "version": "p13+sr1", "reasons": False})
+    assert "**probabilities**" in line and "version p13+sr1" in line and "written reasons off" in line
+    assert "written reasons on" in score_reading_line({"reading": "probabilities", "reasons": True})
 
 
 def test_aid_flag_switches_one_aid(tmp_path):

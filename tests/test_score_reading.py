@@ -164,8 +164,9 @@ def test_every_profile_reads_the_sampled_score_unless_the_setting_asks_for_proba
     config = load_config(None, {"scoring": {"profile": profile}, "roles": roles})
     runtime = Runtime(config, fake_factory(default_responder()))
     assert runtime.structured_judge("judge").reading == "sampled"
-    assert runtime.profile_record()["score_reading"] == {"reading": "sampled", "version": None}
+    assert runtime.profile_record()["score_reading"] == {"reading": "sampled", "version": None, "reasons": False}
     config = load_config(None, {"scoring": {"profile": profile, "score_reading": "probabilities"}, "roles": roles})
     runtime = Runtime(config, fake_factory(default_responder()))
     assert runtime.turn_judges().judge.reads_probabilities
     assert runtime.profile_record()["score_reading"]["reading"] == "probabilities"
+

@@ -93,6 +93,14 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
     config_options(p, CONFIG_OPTIONS)
 
 
+def scoring_flags(args: argparse.Namespace, keys: tuple[str, ...] = ("profile", "score_reading", "judge_reasons")
+                  ) -> dict[str, Any]:
+    """The ``scoring`` keys among ``keys`` that ``--profile``, ``--score-reading`` and ``--reasons``
+    set (flags not given left out)."""
+    flags = {"profile": "profile", "score_reading": "score_reading", "judge_reasons": "reasons"}
+    return {k: getattr(args, flags[k]) for k in keys if getattr(args, flags[k], None) is not None}
+
+
 def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
                   extra: dict[str, Any] | None = None) -> Config:
     """The config of a command's flags: defaults < ``--config FILE`` < environment < ``--store``,
@@ -101,9 +109,8 @@ def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
     overrides: dict[str, Any] = dict(extra or {})
     for section, values in aid_overrides(getattr(args, "aid", None)).items():
         overrides[section] = {**overrides.get(section, {}), **values}
-    for flag, key in (("profile", "profile"), ("score_reading", "score_reading"), ("reasons", "judge_reasons")):
-        if getattr(args, flag, None) is not None:
-            overrides["scoring"] = {**overrides.get("scoring", {}), key: getattr(args, flag)}
+    if scoring_flags(args):
+        overrides["scoring"] = {**overrides.get("scoring", {}), **scoring_flags(args)}
     if getattr(args, "store", None):
         overrides["store"] = args.store
     roles = role_overrides(getattr(args, "role", None))

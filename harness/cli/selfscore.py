@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from harness.cli.common import (add_config_args, aid_overrides, build_config, console, finish_report, out,
-                                progress_printer, role_overrides, run_config)
+                                progress_printer, role_overrides, run_config, scoring_flags)
 from harness.cli.defaults import config_default, config_options, stated_default
 from harness.cli.progress import counting, progress_bar
 
@@ -68,7 +68,8 @@ async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int |
     solved = pairs if solved is None else solved
     outcome = pairs if outcome is None else outcome
     profile = runtime.profile
-    console.print(f"Method profile {profile.name} (aids on: {', '.join(profile.aids_on()) or 'none'})")
+    console.print(f"Method profile {profile.name} (aids on: {', '.join(profile.aids_on()) or 'none'}); "
+                  f"scores read: {runtime.config.scoring.score_reading}")
     console.print(f"Judge sanity check on {pairs} helpfulness pairs, {complexity} complexity "
                   f"pairs, {solved or 'all'} solved-check conversations, {outcome or 'all'} "
                   "simulated-user scenarios" + (f", {turns or 'all'} helpfulness pairs inside "
@@ -218,7 +219,11 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     n_turns = max(r.n_turns for r in todo)
     run_ids = []
     for repeat in range(args.repeats):
-        config = rejudge_config(source, roles, repeat, n_turns, args.profile, aid_overrides(args.aid))
+        overrides = aid_overrides(args.aid)
+        reading = scoring_flags(args, ("score_reading", "judge_reasons"))  # else the source run's
+        if reading:
+            overrides["scoring"] = {**overrides.get("scoring", {}), **reading}
+        config = rejudge_config(source, roles, repeat, n_turns, args.profile, overrides)
         config.store = store
         config.run.limit = len(todo)
         if args.concurrency:

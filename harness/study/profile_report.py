@@ -31,6 +31,24 @@ def judge_only_comparison(reader: StoreReader, run_id: str) -> dict[str, dict[st
             for variant in ("stored", "judge-only")}
 
 
+READINGS = {
+    "sampled": "the judge's written verdict (a reason, then the score: the paper's)",
+    "probabilities": "the expected score over the score tokens' probabilities (the score asked for alone)"}
+
+
+def score_reading_line(reading: dict | None) -> str:
+    """How the run's helpfulness and complexity scores were read (a run stored before the
+    setting: sampled), and whether reasons were written."""
+    reading = reading or {"reading": "sampled"}
+    mode = reading.get("reading", "sampled")
+    line = f"Scores read: **{mode}**, {READINGS.get(mode, mode)}"
+    if reading.get("version"):
+        line += f", version {reading['version']}"
+    if mode == "probabilities":
+        line += "; written reasons " + ("on (after the score)" if reading.get("reasons") else "off")
+    return line + " (docs/selfscore.md#scores-read-from-probabilities)."
+
+
 def profile_lines(reader: StoreReader, run_id: str) -> list[str]:
     """The ``## Method profile`` section of a run's report."""
     run = reader.run(run_id)
@@ -45,6 +63,7 @@ def profile_lines(reader: StoreReader, run_id: str) -> list[str]:
     for name, aid in record.get("aids", {}).items():
         lines.append(f"| {name} | {aid.get('role')} | {'yes' if aid.get('on') else 'no'} | "
                      f"{aid.get('value')} | {aid.get('version') or '-'} | {aid.get('source')} |")
+    lines += ["", score_reading_line(record.get("score_reading"))]
     judgments = reader.judgments_for_run(run["id"])
     counts = aid_counts(judgments)
     if counts["ran"]:

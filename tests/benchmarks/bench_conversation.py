@@ -42,6 +42,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 import httpx
 
 from harness.compose import Runtime
+from harness.aids.profiles import resolve_profile
 from harness.config import load_config
 from harness.agents import prompts as agent_prompts
 from harness.selfscore import prompts
@@ -224,9 +225,10 @@ def main(argv: list[str] | None = None) -> int:
             sampler = SlotSampler(url.removesuffix("/").removesuffix("/v1"))
             ours, by_kind = asyncio.run(deskbench_loop(runtime, dataset, sampler))
             naive = None if args.skip_naive else asyncio.run(naive_loop(runtime, dataset, args.turns))
+    reply_cap = resolve_profile(cfg).value("reply_cap")  # the setting, else the profile's
     print(f"\nOne SelfScore turn on {cfg.role('agent').model}, {args.tasks} tasks x {args.turns} turns, "
           f"{cfg.engine.threads} threads, {min(args.tasks, cfg.run.concurrency)} conversations at once, "
-          f"{cfg.engine.parallel} slots, agent reply bound {cfg.run.agent_reply_sentences or 'none'} sentences, "
+          f"{cfg.engine.parallel} slots, agent reply bound {reply_cap or 'none'} sentences, "
           f"scores {cfg.scoring.score_reading}\n")
     if naive:
         print("| figure | deskbench | naive | naive/deskbench |\n|---|---|---|---|")
