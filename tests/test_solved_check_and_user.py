@@ -202,6 +202,14 @@ async def test_the_stability_set_reports_a_flipping_judge_and_passes_a_steady_on
         assert f"largest {largest}." in line and "user-still-there" in line
 
 
+def test_the_stability_spread_of_read_scores_is_written_to_two_decimals():
+    from harness.selfscore.sanity_report import SanityReport, StabilityCase
+    case = StabilityCase("agent-close-tabs", [5.1, 5.06, 5.08, None, 5.07])
+    assert case.spread == 0.04  # not 0.040000000000000036
+    report = SanityReport(helpful_pairs=[], complexity_pairs=[], judge_model="m", stability=[case])
+    assert "largest 0.04." in next(x for x in report.lines() if x.startswith("Judge stability"))
+
+
 # -- rule checks of a simulated user message -------------------------------------------------------
 SCENARIO = Problem("i", "My laptop shows no wireless networks.", None,
                    "The proprietary Broadcom wireless driver is not installed.",

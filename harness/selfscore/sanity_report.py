@@ -58,13 +58,14 @@ class StabilityCase:
     """One message judged several times: the judge's own scores (None: a failed judgment)."""
 
     id: str
-    scores: list[int | None]
+    scores: list[float | None]
 
     @property
-    def spread(self) -> int | None:
-        """Highest minus lowest valid score (None when fewer than two are valid)."""
+    def spread(self) -> float | None:
+        """Highest minus lowest valid score (None when fewer than two are valid), to 0.01 (scores
+        read from probabilities are expected values)."""
         valid = [v for v in self.scores if v is not None]
-        return max(valid) - min(valid) if len(valid) > 1 else None
+        return round(max(valid) - min(valid), 2) if len(valid) > 1 else None
 
 
 @dataclass
@@ -111,7 +112,7 @@ class SanityReport:
     """Everything one judge sanity run found: the pair scores, the per-case verdicts and
     stability scores of each set, and which judge and simulated user gave them."""
 
-    helpful_pairs: list[tuple[int | None, int | None]]
+    helpful_pairs: list[tuple[float | None, float | None]]
     complexity_pairs: list[tuple[float | None, float | None]]
     judge_model: str
     solved: list[Verdict] = field(default_factory=list)
@@ -124,7 +125,7 @@ class SanityReport:
     personas: list[PersonaCase] = field(default_factory=list)
 
     @property
-    def largest_spread(self) -> int | None:
+    def largest_spread(self) -> float | None:
         """The largest score spread of the stability messages (None when none has one)."""
         spreads = [c.spread for c in self.stability if c.spread is not None]
         return max(spreads) if spreads else None
