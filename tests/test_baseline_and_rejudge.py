@@ -58,12 +58,17 @@ def test_human_baseline_needs_agent_replies(tmp_path, tasks_file, endpoint, caps
     assert "agent_replies" in capsys.readouterr().err
 
 
-def test_rejudge_judges_every_stored_turn_again_without_rerunning(tmp_path, tasks_file, endpoint):
+def stored_run(tmp_path, tasks_file, endpoint, limit: int, max_turns: int):
+    """A SelfScore run made through the CLI on the fake endpoint: (store path, reader, its run row)."""
     store = tmp_path / "s.sqlite"
-    assert main(["run", "--store", str(store), "--dataset", str(tasks_file), "--limit", "2",
-                 "--max-turns", "3", "--quiet", *role_flags(endpoint.base_url)]) == 0
+    assert main(["run", "--store", str(store), "--dataset", str(tasks_file), "--limit", str(limit),
+                 "--max-turns", str(max_turns), "--quiet", *role_flags(endpoint.base_url)]) == 0
     reader = StoreReader(store)
-    source = reader.runs()[0]
+    return store, reader, reader.runs()[0]
+
+
+def test_rejudge_judges_every_stored_turn_again_without_rerunning(tmp_path, tasks_file, endpoint):
+    store, reader, source = stored_run(tmp_path, tasks_file, endpoint, limit=2, max_turns=3)
     n_requests = len(endpoint.requests)
     assert main(["rejudge", "--store", str(store), source["id"], "--repeats", "2",
                  "--role", "judge.model=judge2-fake"]) == 0
@@ -156,11 +161,7 @@ def test_rag_without_kb_is_a_clear_error(tmp_path, tasks_file, endpoint, capsys)
 
 
 def test_rejudge_reads_scores_as_asked_and_keeps_the_source_runs_reading_otherwise(tmp_path, tasks_file, endpoint):
-    store = tmp_path / "s.sqlite"
-    assert main(["run", "--store", str(store), "--dataset", str(tasks_file), "--limit", "1",
-                 "--max-turns", "2", "--quiet", *role_flags(endpoint.base_url)]) == 0
-    reader = StoreReader(store)
-    source = reader.runs()[0]
+    store, reader, source = stored_run(tmp_path, tasks_file, endpoint, limit=1, max_turns=2)
     assert main(["rejudge", "--store", str(store), source["id"], "--quiet",
                  "--score-reading", "probabilities", "--no-reasons"]) == 0
     assert main(["rejudge", "--store", str(store), source["id"], "--quiet"]) == 0

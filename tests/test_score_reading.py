@@ -169,4 +169,3 @@ def test_every_profile_reads_the_sampled_score_unless_the_setting_asks_for_proba
     runtime = Runtime(config, fake_factory(default_responder()))
     assert runtime.turn_judges().judge.reads_probabilities
     assert runtime.profile_record()["score_reading"]["reading"] == "probabilities"
-

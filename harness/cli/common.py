@@ -109,8 +109,9 @@ def build_config(args: argparse.Namespace, run: dict[str, Any] | None = None,
     overrides: dict[str, Any] = dict(extra or {})
     for section, values in aid_overrides(getattr(args, "aid", None)).items():
         overrides[section] = {**overrides.get(section, {}), **values}
-    if scoring_flags(args):
-        overrides["scoring"] = {**overrides.get("scoring", {}), **scoring_flags(args)}
+    scoring = scoring_flags(args)
+    if scoring:
+        overrides["scoring"] = {**overrides.get("scoring", {}), **scoring}
     if getattr(args, "store", None):
         overrides["store"] = args.store
     roles = role_overrides(getattr(args, "role", None))

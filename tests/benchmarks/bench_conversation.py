@@ -41,8 +41,8 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 import httpx
 
-from harness.compose import Runtime
 from harness.aids.profiles import resolve_profile
+from harness.compose import Runtime
 from harness.config import load_config
 from harness.agents import prompts as agent_prompts
 from harness.selfscore import prompts
