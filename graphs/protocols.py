@@ -38,6 +38,9 @@ class LLMCall:
     #: milliseconds the call waited for, or gave up to, the agent's requests on its endpoint
     #: (``voice.judging = "yield"``); 0 when it never yielded
     yielded_ms: float | None = None
+    #: False when the agent under test reported no token counts (an external agent): its
+    #: tokens and cost are stored as "not reported" (NULL), never as 0
+    usage_reported: bool = True
 
     def all_attempts(self) -> list["LLMCall"]:
         """The failed attempts, then this one."""
@@ -84,6 +87,9 @@ class Message:
 
     role: str  # "user" or "agent"
     content: str
+    #: an agent under test's trace of this reply (tool calls, retrieved passages): never shown to
+    #: the user; the judges see it with ``agent.judge_sees_trace`` (harness.selfscore.trace_judges)
+    trace: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -105,6 +111,9 @@ class Problem:
     #: how the simulated user behaves (``harness.simuser.personas``): cooperative, vague,
     #: impatient, mistaken, tangential; chosen per run or per task and stored with the interaction
     persona: str = "cooperative"
+    #: where the conversation belongs (``run_id``, ``task_id``, ``trial``): the metadata of the
+    #: request an agent under test gets (``harness.adapters``)
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 class User(Protocol):
@@ -113,6 +122,19 @@ class User(Protocol):
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
         """The user's message of turn ``turn_index`` (1-based) after ``history``; ``text`` None ends the session."""
         ...
+
+
+class AgentFailure(Exception):
+    """The agent under test failed a turn for good (retries spent, a timeout, a malformed
+    response): a result of the agent, not a crash of the harness. The turn loop ends the
+    conversation with stop reason ``agent_error``; ``detail`` (kind, status, body excerpt, turn)
+    and the failed attempts' ``calls`` are stored with it."""
+
+    def __init__(self, message: str, detail: dict[str, Any] | None = None,
+                 calls: Sequence[LLMCall] = ()):
+        super().__init__(message)
+        self.detail = {"error": message, **(detail or {})}
+        self.calls = list(calls)
 
 
 class Agent(Protocol):

@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-from graphs.protocols import Agent, Message, TurnCost, TurnJudges, TurnSink, User, agent_has_reply
+from graphs.protocols import Agent, AgentFailure, Message, TurnCost, TurnJudges, TurnSink, User, agent_has_reply
 from graphs.state import TurnLoopState
 
 QualityFn = Callable[[Optional[int], Optional[int]], Optional[float]]
@@ -66,10 +66,18 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
         return {"judgments": [judgment]}
 
     async def agent_turn(state: TurnLoopState) -> dict:
-        reply = await agent.respond(state["problem"], state["history"])
-        return {"agent_reply": reply, "history": [Message("agent", reply.text or "")]}
+        try:
+            reply = await agent.respond(state["problem"], state["history"])
+        except AgentFailure as failure:
+            # the agent's result, not the harness's crash: the conversation ends at record_turn,
+            # the failure (and the user's unanswered message) goes to the store with the interaction
+            return {"agent_failure": failure}
+        trace = (reply.extra or {}).get("trace")
+        return {"agent_reply": reply, "history": [Message("agent", reply.text or "", trace)]}
 
     async def judge_agent(state: TurnLoopState) -> dict:
+        if state.get("agent_failure") is not None:
+            return {}  # no reply to judge
         helpful, solved = await asyncio.gather(
             judges.agent_helpfulness(state["problem"], state["history"]),
             judges.solved(state["problem"], state["history"]),
@@ -78,6 +86,8 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
                 "solved": bool(solved.ok and solved.value)}
 
     async def record_turn(state: TurnLoopState) -> Command:
+        if state.get("agent_failure") is not None:  # the unanswered turn is not a turn row
+            return Command(update={"stop_reason": "agent_error"}, goto=END)
         turn = state["turn_index"]
         judgments = state["judgments"]
         scores = {j.kind: j.value for j in judgments if j.ok}
@@ -90,13 +100,22 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
             state["problem"].interaction_id, turn, user_reply, agent_reply, judgments,
             quality, cost.turn_cost(calls), (perf_counter() - state["turn_started"]) * 1000.0,
         )
-        stop = ("solved" if state["solved"] and stop_on_solved
-                else "max_turns" if turn >= state["max_turns"] else None)
+        stop = _stop_reason(state, stop_on_solved)
         return Command(update={"turn_index": turn + 1, "judgments": [], "user_reply": None,
                                "agent_reply": None, "solved": None, "stop_reason": stop},
                        goto=END if stop else "user_turn")
 
     return _compile_turn_loop(user_turn, judge_user, agent_turn, judge_agent, record_turn, checkpointer)
+
+
+def _stop_reason(state: TurnLoopState, stop_on_solved: bool) -> str | None:
+    """Why the conversation ends after this turn (None: it goes on): solved, the agent said it
+    is over (a response with ``end``), or the last turn."""
+    if state["solved"] and stop_on_solved:
+        return "solved"
+    if (state["agent_reply"].extra or {}).get("end"):
+        return "agent_ended"
+    return "max_turns" if state["turn_index"] >= state["max_turns"] else None
 
 
 def _compile_turn_loop(user_turn, judge_user, agent_turn, judge_agent, record_turn, checkpointer):
@@ -122,7 +141,8 @@ def initial_state(problem, history: list[Message], next_turn: int, max_turns: in
     """State to start (``history`` empty, turn 1) or resume an interaction."""
     return {"problem": problem, "history": list(history), "turn_index": next_turn,
             "max_turns": max_turns, "judgments": [], "solved": None, "stop_reason": None,
-            "user_reply": None, "agent_reply": None, "turn_started": perf_counter()}
+            "user_reply": None, "agent_reply": None, "turn_started": perf_counter(),
+            "agent_failure": None}
 
 
 def recursion_limit(max_turns: int) -> int:

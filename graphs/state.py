@@ -23,5 +23,6 @@ class TurnLoopState(TypedDict, total=False):
     agent_reply: Reply | None
     judgments: list[Judgment]    # this turn's judgments, in the order they were made
     solved: bool | None
-    stop_reason: str | None      # solved | max_turns | user_ended | agent_ended
+    stop_reason: str | None      # solved | max_turns | user_ended | agent_ended | agent_error
+    agent_failure: Any           # graphs.protocols.AgentFailure of a turn the agent failed
     extra: dict[str, Any]

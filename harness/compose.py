@@ -20,7 +20,7 @@ from graphs.selfscore import build_selfscore_graph
 from harness.agents.plain import PlainAgent
 from harness.agents.scripted import ScriptedAgent
 from harness.aids.profiles import Profile, resolve_profile
-from harness.config import NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
+from harness.config import EXTERNAL_AGENTS, NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
 from harness.models.engine import EngineManager
 from harness.models.llm import RoleClient, chat_model_for
 from harness.agents.prompts import agent_system
@@ -55,7 +55,8 @@ class Runtime:
         runtime's): its name, every aid's value, source and version."""
         record = (profile or self.profile).record(aid_versions())
         return {**record, "score_reading": {**score_reading_record(self.config.scoring.score_reading),
-                                            "reasons": self.judge_reasons()}}
+                                            "reasons": self.judge_reasons()},
+                "judge_sees_trace": self.config.agent.judge_sees_trace}
 
     def _default_chat_model(self, role: str, spec: ModelSpec) -> BaseChatModel:
         url = spec.base_url or self.engine.base_url(spec.model, self.engine_instance(role))
@@ -75,11 +76,16 @@ class Runtime:
 
         Raises:
             ModelFileError: naming the model and the install command.
+            ConfigError: the team's agent under test cannot be built or reached.
         """
+        if self.config.run.agent in EXTERNAL_AGENTS:
+            self.external_agent  # noqa: B018 - built and reached (ConfigError names the fault) before a run is stored
         if self._chat_models != self._default_chat_model:
             return  # the caller supplies the chat models (tests, other factories)
         from harness.models.model_files import ensure_model
         names = [r for r in self.config.roles if r not in NTB_ONLY_ROLES] if roles is None else roles
+        if self.config.run.agent in EXTERNAL_AGENTS:  # the team's agent answers; no agent model runs
+            names = [r for r in names if r != "agent"]
         for model in {self.config.role(r).model for r in names if self.config.role(r).embedded}:
             ensure_model(model)
 
@@ -186,8 +192,26 @@ class Runtime:
             return ScriptedAgent(replies, calls)
         return self.llm_agent(self.config.run.agent)
 
+    @cached_property
+    def external_agent(self) -> Agent:
+        """The team's own agent under test (``run.agent`` one of ``EXTERNAL_AGENTS``), built once
+        and checked before anything is stored (docs/agents.md)."""
+        from harness.adapters import build_external_agent, check_agent
+        if self.config.run.agent == "openai" and not self.config.agent.model:
+            model = check_agent(self.config)
+            if not model:
+                raise ConfigError("--agent openai needs the model's name: pass --agent-model NAME (the "
+                                  "endpoint's /models lists none).")
+            self.config.agent.model = model
+        agent = build_external_agent(self.config)
+        check_agent(self.config)
+        return agent
+
     def llm_agent(self, kind: str) -> Agent:
-        """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``."""
+        """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``; for an external
+        kind, the team's own agent (:attr:`external_agent`)."""
+        if kind in EXTERNAL_AGENTS:
+            return self.external_agent
         system = agent_system(self.profile.value("reply_cap"))
         if kind == "rag":
             from harness.agents.rag import RagAgent
@@ -222,8 +246,12 @@ class Runtime:
         """The SelfScore turn-loop graph of ``user`` and ``agent``: the turn judges, the agent's cost
         model, ``sink`` for each finished turn, and the solved-check stop."""
         cfg = self.config
+        judges = self.turn_judges()
+        if cfg.agent.judge_sees_trace:
+            from harness.selfscore.trace_judges import TraceJudges
+            judges = TraceJudges(judges)
         return build_selfscore_graph(
-            user=user, agent=agent, judges=self.turn_judges(),
+            user=user, agent=agent, judges=judges,
             cost=AgentTurnCost(cfg.cost, cfg.role("agent")), sink=sink, turn_quality=turn_quality,
             stop_on_solved=cfg.run.stop_on_solved, checkpointer=checkpointer,
         )

@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from harness.agent_spec import BUILT_IN_AGENTS, EXTERNAL_AGENTS, AgentSpec
 from harness.tasks.personas import PERSONAS
+from harness.voice_config import VoiceConfig
 
 ROLES = ("agent", "user", "judge", "complexity", "extractor", "api_simulator")
 NTB_ONLY_ROLES = ("api_simulator",)
@@ -138,9 +140,10 @@ class RunConfig(_Strict):
     name: str | None = None
     judge_retries: int = Field(2, ge=0, le=10)
     user: Literal["llm", "scripted"] = "llm"
-    agent: Literal["plain", "rag", "human", "replay"] = Field("plain", description="plain: the paper's agent; "
+    agent: Literal[BUILT_IN_AGENTS + EXTERNAL_AGENTS] = Field("plain", description="plain: the paper's agent; "
         "rag: the same with retrieved knowledge-base passages; human: replay each task's agent_replies "
-        "(human baseline); replay: a stored run's replies (set by rejudge)")
+        "(human baseline); replay: a stored run's replies (set by rejudge); http, python, openai, langgraph, "
+        "a2a: the team's own agent through that adapter, the agent section says where (docs/agents.md)")
     agent_reply_sentences: int | None = Field(None, ge=0, le=50, description="aid (agent): the agents' "
         "system prompt asks for replies of at most this many short sentences with one next step (0: the "
         "paper's prompt verbatim)")
@@ -218,7 +221,8 @@ class AppConfig(_Strict):
         "DESKBENCH_ORGANISER_SECRET", description="environment variable holding the organiser "
         "secret; unset: a random secret is made at start-up and printed once")
     show_judge_scores: bool = Field(False, description="show participants the LLM judge's scores")
-    agents: list[Literal["plain", "rag"]] = Field(["plain"], description="agents a free session may pick")
+    agents: list[Literal[("plain", "rag") + EXTERNAL_AGENTS]] = Field(
+        ["plain"], description="agents a free session may pick (http, python, ...: the team's agent, the agent section)")
     max_message_chars: int = Field(4000, ge=1, le=100_000, description="longest message a person may send")
     messages_per_minute: int = Field(12, ge=1, description="rate limit per participant")
     starts_per_minute_per_ip: int = Field(
@@ -229,62 +233,6 @@ class AppConfig(_Strict):
     idle_minutes: float = Field(
         30.0, gt=0, le=10_080, description="a conversation untouched this long leaves memory; it is "
         "rebuilt from the store when the person comes back")
-
-
-class VoiceConfig(_Strict):
-    """Simulated voice calls: each message spoken, sent through the channel, transcribed (docs/voice.md)."""
-
-    enabled: bool = Field(False, description="speak and transcribe every message of a SelfScore run")
-    tts: Literal["piper", "espeak-ng"] = Field("piper", description="piper (joe voice) or Debian espeak-ng")
-    stt_model: Literal["whisper-base"] = "whisper-base"
-    stt_beam_size: int = Field(1, ge=1, le=10, description="1: greedy (fastest); 5: Whisper's default")
-    telephone: bool = Field(False, description="narrow-band phone line: 300-3400 Hz at 8 kHz")
-    snr_db: float | None = Field(None, ge=-10.0, le=80.0, description="white noise at this SNR; none: no noise")
-    seed: int = Field(0, description="seed of the channel noise (per interaction and turn)")
-    tts_check: bool = Field(True, description="with a degraded channel, also transcribe the clean "
-                            "audio to measure TTS accuracy apart from the channel (one more STT pass)")
-    line: str | None = Field(None, description="line preset (harness.voice.lines): clean, telephone, "
-                             "telephone-noise, packet-loss; sets telephone and snr_db (snr_db, if "
-                             "given, overrides the preset's noise); none: telephone and snr_db alone")
-    streaming: bool = Field(True, description="simulated calls: the streamed pipeline (the caller "
-                            "transcribed chunk by chunk as it speaks, the agent's reply streamed and "
-                            "spoken sentence by sentence); false: turn-based (whole reply, then speech)")
-    first_chunk_words: int = Field(4, ge=0, le=40, description="streaming: the first spoken chunk may "
-                                   "end at a comma once it has this many words (0: whole sentences)")
-    endpoint_ms: float = Field(0.0, ge=0.0, le=5000.0, description="streaming: the endpointer's silence "
-                               "before the agent takes the turn (0: the simulation's exact end of speech)")
-    duplex: bool = Field(False, description="full-duplex simulated calls on one simulated clock: the "
-                         "caller may barge in, backchannel and pause; a stereo recording per call")
-    caller: str = Field("patient", description="duplex caller behaviour preset (harness.voice.callers): "
-                        "patient, impatient, interrupting")
-    compute: Literal["measured", "modelled"] = Field(
-        "measured", description="duplex clock: this machine's measured STT/LLM/TTS times, or set "
-        "per-stage latencies (deterministic; harness.voice.timeline.ModelledLatency)")
-    judging: Literal["yield", "inline"] = Field("yield", description="during a call the judges, raters and "
-        "caller yield the endpoint to the agent (harness.models.traffic); inline: they share it as in text")
-
-    @field_validator("caller")
-    @classmethod
-    def _known_caller(cls, v: str) -> str:
-        from harness.voice.callers import caller_preset
-        return caller_preset(v).name
-
-    @model_validator(mode="before")
-    @classmethod
-    def _line_sets_the_channel(cls, data: Any) -> Any:
-        """A known ``line`` preset fills ``telephone`` and ``snr_db`` (``line``'s check reports others)."""
-        from harness.voice.lines import PRESETS, resolve
-        if isinstance(data, dict) and data.get("line") in PRESETS:
-            telephone = str(data.get("telephone")).lower() in ("true", "1")
-            line = resolve(data["line"], telephone, data.get("snr_db"))
-            data = {**data, "telephone": line.telephone, "snr_db": line.snr_db}
-        return data
-
-    @field_validator("line")
-    @classmethod
-    def _known_line(cls, v: str | None) -> str | None:
-        from harness.voice.lines import preset
-        return v if v is None else preset(v).name
 
 
 class Config(_Strict):
@@ -300,6 +248,7 @@ class Config(_Strict):
     retry: RetryConfig = Field(default_factory=RetryConfig)
     app: AppConfig = Field(default_factory=AppConfig)
     voice: VoiceConfig = Field(default_factory=VoiceConfig)
+    agent: AgentSpec = Field(default_factory=AgentSpec)
 
     @field_validator("roles")
     @classmethod

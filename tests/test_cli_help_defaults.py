@@ -4,7 +4,7 @@ config's value, or for an aid setting the config leaves at None what the method 
 it); an option with a default of its own prints that; no help prints "default None". Also: the
 constructors that mirror a config default take the config's.
 
-The option -> key tables live beside each parser (``RUN_OPTIONS`` in harness/cli/selfscore.py,
+The option -> key tables live beside each parser (``RUN_OPTIONS`` in harness/cli/run_parser.py,
 ``NTB_OPTIONS`` ...); the parsers carry them as ``action.config_key``, which this test reads.
 """
 from __future__ import annotations

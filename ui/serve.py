@@ -13,9 +13,10 @@ import signal
 import sys
 import threading
 
+from harness.cli.agent_options import EXTERNAL_HELP, add_agent_options, agent_overrides
 from harness.cli.common import add_config_args, build_config
 from harness.cli.defaults import config_options, show_defaults
-from harness.config import ConfigError
+from harness.config import EXTERNAL_AGENTS, ConfigError
 
 DESCRIPTION = ("Start the live app: people chat with the agent (or answer as the agent), rate its "
                "replies and join studies; organisers set up studies and browse results. Offline by "
@@ -23,7 +24,7 @@ DESCRIPTION = ("Start the live app: people chat with the agent (or answer as the
 
 APP_OPTIONS = {"--host": "app.host", "--port": "app.port", "--dataset": "run.dataset",
                "--kb": ("rag.kb", "none: the plain agent only"),
-               "--show-judge-scores": "app.show_judge_scores"}
+               "--show-judge-scores": "app.show_judge_scores", "--agent": "run.agent"}
 """The config keys of the app's options."""
 
 
@@ -36,6 +37,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--kb", help="knowledge base for the RAG agent (enables agent 'rag')")
     parser.add_argument("--show-judge-scores", action="store_true",
                         help="show participants the LLM judge's scores")
+    parser.add_argument("--agent", choices=["plain", *EXTERNAL_AGENTS], help="the agent people chat with: "
+                        "plain (and rag with --kb)" + EXTERNAL_HELP)
+    add_agent_options(parser)
     config_options(parser, APP_OPTIONS)
     return show_defaults(parser)
 
@@ -67,12 +71,18 @@ def serve(args: argparse.Namespace) -> int:
     if args.kb:
         extra["rag"] = {"kb": args.kb}
         app["agents"] = ["plain", "rag"]
+    run = {"dataset": args.dataset}
+    if args.agent in EXTERNAL_AGENTS:  # people chat with the team's own agent (docs/agents.md)
+        app["agents"], run["agent"] = [args.agent], args.agent
+        extra["agent"] = agent_overrides(args)
     try:
-        config = build_config(args, run={"dataset": args.dataset}, extra=extra)
+        config = build_config(args, run=run, extra=extra)
+        services = AppServices(config)
+        if args.agent in EXTERNAL_AGENTS:
+            services.runtime.external_agent  # noqa: B018 - built and checked before the app listens
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    services = AppServices(config)
     services.warm_up()
     try:
         demo, url = launch(services)

@@ -7,6 +7,9 @@ README.md beside this file says what lives here and what it may import.
 from harness.face import lazy_face
 
 FACE = {
+    "EXTERNAL_HELP": "agent_options",
+    "add_agent_options": "agent_options",
+    "agent_overrides": "agent_options",
     "add_config_args": "common",
     "build_config": "common",
     "config_options": "defaults",

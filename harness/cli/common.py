@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from harness.aids.profiles import AIDS, PROFILES
+from harness.cli.agent_options import agent_overrides
 from harness.cli.defaults import config_options
 from harness.config import FAST_EMBEDDED_MODEL, ROLES, Config, ConfigError, load_config
 
@@ -155,12 +156,18 @@ def run_config(args: argparse.Namespace):
         extra["rag"] = {"kb": args.kb}
     if args.cost_mode:
         extra["cost"] = {"mode": args.cost_mode}
+    agent = agent_overrides(args)
+    if agent:
+        extra["agent"] = agent
     if args.resume:
         store = args.store or build_config(args).store
         stored = StoreReader(store).run(args.resume)
         config = Config.model_validate(stored["config"])
         if args.concurrency:
             config.run.concurrency = args.concurrency
+        if agent.get("headers"):  # never stored: a resumed run is given them again
+            config.agent.headers = {**config.agent.headers, **config.agent.model_validate(
+                {"headers": agent["headers"]}).headers}
         dataset = None
     else:
         config = build_config(args, run_opts, extra)

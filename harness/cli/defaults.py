@@ -31,6 +31,11 @@ UNSET = {
     "voice.line": "none: the telephone and noise settings alone",
     "ntb.ids": "all",
     "ntb.per_category": "all",
+    "agent.url": "none: --agent http, openai, langgraph and a2a need one",
+    "agent.target": "none: --agent python and langgraph need one",
+    "agent.model": "none: the first model the endpoint's /models lists",
+    "agent.system_prompt": "none: the conversation alone",
+    "agent.name": "the agent's host, target or model",
 }
 """What a key left at None means, for the keys whose None the method profile does not decide."""
 

@@ -21,7 +21,8 @@ from harness.cli.defaults import show_defaults
 from harness.cli.ntb import add_ntb_commands
 from harness.cli.robustness import add_robustness_commands
 from harness.cli.scale import add_scale_commands
-from harness.cli.selfscore import add_run_commands, add_sanity_command, add_stored_run_commands
+from harness.cli.run_parser import add_run_commands
+from harness.cli.selfscore import add_sanity_command, add_stored_run_commands
 from harness.cli.voice import add_voice_commands
 from harness.config import ConfigError
 

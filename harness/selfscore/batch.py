@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
 from graphs.selfscore import initial_state, recursion_limit
-from harness.config import Config
+from harness.config import EXTERNAL_AGENTS, Config
 from harness.defence.manipulation import turn_record
 from harness.models.seeds import seeds_of_trial, trial_seeds
 from harness.models.traffic import yielding
@@ -47,6 +47,7 @@ class StoreTurnSink:
 
         solved = score("solved")
         agent_calls = [c for c in agent.calls if c.role == "agent"]
+        reported = all(c.usage_reported for c in agent_calls)  # an external agent may report none
         calls = [*user.calls, *agent.calls, *(c for j in judgments for c in j.calls)]
         extra = {k: v for k, v in (("user", user.extra), ("agent", agent.extra)) if v}
         # what the manipulation rules found in each message (the judges saw it neutralised
@@ -58,13 +59,33 @@ class StoreTurnSink:
              "user_helpfulness": score("user_helpfulness"),
              "agent_helpfulness": score("agent_helpfulness"),
              "solved": None if solved is None else int(solved), "quality": quality,
-             "input_tokens": sum(c.input_tokens for c in agent_calls),
-             "output_tokens": sum(c.output_tokens for c in agent_calls),
+             "input_tokens": sum(c.input_tokens for c in agent_calls) if reported else None,
+             "output_tokens": sum(c.output_tokens for c in agent_calls) if reported else None,
              "cost": cost, "latency_ms": latency_ms,
              "extra_json": json.dumps(extra)},
             [judgment_row(j, interaction_id, turn_index) for j in judgments],
             call_rows(calls, interaction_id, turn_index),
         )
+
+
+def agent_error_text(failure) -> str | None:
+    """The ``error`` an agent_error interaction stores: the failure's message, then its detail
+    (kind, status, body excerpt, turn, the user's unanswered message) as JSON."""
+    if failure is None:
+        return None
+    return json.dumps(failure.detail, ensure_ascii=False, default=str)
+
+
+def failed_turn_calls(final: dict, interaction_id: str) -> list[dict]:
+    """The ``llm_calls`` rows of a turn the agent failed: its failed attempts and the calls of the
+    judgments already made of the user's message (the turn itself is not stored)."""
+    failure = final.get("agent_failure")
+    if failure is None:
+        return []
+    turn = final.get("turn_index")
+    calls = [*(final.get("user_reply").calls if final.get("user_reply") else []), *failure.calls,
+             *(c for j in final.get("judgments") or [] for c in j.calls)]
+    return call_rows(calls, interaction_id, turn)
 
 
 def history_from_turns(turns: Sequence[dict]) -> list[Message]:
@@ -137,10 +158,11 @@ class SelfScoreBatch:
         """Run (or resume) every interaction of ``run_id`` that is not completed."""
         self.writer.set_run_status(run_id, "running")
         rows = self.reader.interactions(run_id)
-        todo = [r for r in rows if r["status"] != "completed"]
+        # an agent_error conversation is finished but not done: a resume gives the agent its turn again
+        todo = [r for r in rows if r["status"] != "completed" or r.get("stop_reason") == "agent_error"]
         progress = Progress(total=len(rows), done=len(rows) - len(todo))
         for r in rows:
-            if r["status"] == "completed":
+            if r["status"] == "completed" and r not in todo:
                 progress.turns += r["n_turns"] or 0
         if not todo:  # killed after its last conversation: no client (nor engine) is started
             return await finish_run(self.writer, run_id, progress, self.on_progress)
@@ -176,13 +198,16 @@ class SelfScoreBatch:
                     final = await graph.ainvoke(
                         state, {"recursion_limit": recursion_limit(self.config.run.max_turns)})
                 stop = final["stop_reason"]
+            failure = final.get("agent_failure") if stop == "agent_error" else None
             figures = interaction_figures(self.reader, {**row, "stop_reason": stop}, run["config"])
             self.writer.finish_interaction(iid, "completed", stop, figures["turns"],
+                                           error=agent_error_text(failure), calls=failed_turn_calls(final, iid),
                                            run_id=run["id"], scores=[score_row(figures, run)])
         except Exception as exc:  # the interaction fails; the batch goes on and can resume it
             record_failure(self.writer, self.reader, iid, exc, progress, self.on_progress)
             return
         progress.done += 1
+        progress.agent_errors += int(stop == "agent_error")
         progress.turns += figures["turns"]
         progress.solved += int(bool(figures["solved"]))
         if figures["final_score"] is not None:
@@ -241,7 +266,9 @@ async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWr
     return Problem(iid, row["question"], summary, statement, row.get("reference_answer"),
                    solution=solution, problem_source=source,
                    facts=tuple(f for f in meta.get("facts") or () if isinstance(f, str)),
-                   persona=row.get("persona") or script.get("persona") or "cooperative")
+                   persona=row.get("persona") or script.get("persona") or "cooperative",
+                   context={"run_id": row.get("run_id"), "task_id": row.get("task_id"),
+                            "trial": row.get("trial") or 1})
 
 
 async def arun_selfscore(runtime: Runtime, dataset: Dataset | None = None, resume: str | None = None,
@@ -271,6 +298,8 @@ def sampled_roles(config: Config) -> dict[str, tuple[float, int | None]]:
 def run_name(config: Config, agent_label: str | None = None) -> str:
     """The paper's ``<agent model>_<complexity model>_<judge model>`` (``human_...`` for a
     human baseline)."""
+    if agent_label is None and config.run.agent in EXTERNAL_AGENTS:
+        agent_label = config.agent.label(config.run.agent)
     agent = agent_label or ("human" if config.run.agent == "human" else config.role("agent").label()
                             + ("+rag" if config.run.agent == "rag" else ""))
     return "_".join([agent, config.role("complexity").label(), config.role("judge").label()])

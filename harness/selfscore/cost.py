@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from graphs.protocols import LLMCall
-from harness.config import CostConfig, ModelSpec
+from harness.config import EXTERNAL_AGENTS, CostConfig, ModelSpec
 
 
 class AgentTurnCost:
@@ -20,9 +20,9 @@ class AgentTurnCost:
         self.config = config
         self.agent_spec = agent_spec
 
-    def turn_cost(self, calls: Sequence[LLMCall]) -> float:
+    def turn_cost(self, calls: Sequence[LLMCall]) -> float | None:
         """The turn's cost by ``config.mode``: 0 (``none``), the fixed ``price_per_turn``
-        (``per_turn``), or the agent calls' tokens at one price (``total``) or at the agent
+        (``per_turn``), None where the agent under test reported no usage, or the agent calls' tokens at one price (``total``) or at the agent
         model's input and output prices (``split``); prices are per million tokens."""
         mode = self.config.mode
         if mode == "none":
@@ -30,6 +30,12 @@ class AgentTurnCost:
         if mode == "per_turn":
             return self.config.price_per_turn
         agent = [c for c in calls if c.role == "agent"]
+        if not all(c.usage_reported for c in agent):
+            return None  # an agent under test that reported no usage: its cost is "not reported"
+        if mode == "split" and any(c.purpose.removeprefix("agent:") in EXTERNAL_AGENTS for c in agent):
+            # an external agent's own reported cost, else its tokens at the agent role's prices
+            # (harness.adapters.external): already on each call
+            return sum(c.cost for c in agent)
         tin = sum(c.input_tokens for c in agent)
         tout = sum(c.output_tokens for c in agent)
         if mode == "total":

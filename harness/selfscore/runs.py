@@ -22,9 +22,11 @@ from store import StoreReader, StoreWriter
 def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[str, Any]:
     """The ``llm_calls`` row of one attempt (see :func:`call_rows` for a call's retries)."""
     return {"interaction_id": interaction_id, "turn_index": turn_index, "role": c.role,
-            "purpose": c.purpose, "model": c.model, "input_tokens": c.input_tokens,
-            "output_tokens": c.output_tokens, "cached_tokens": c.cached_tokens,
-            "ttft_ms": c.ttft_ms, "latency_ms": c.latency_ms, "cost": c.cost, "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
+            "purpose": c.purpose, "model": c.model,
+            # an agent under test that reported no usage: NULL ("not reported"), never 0
+            "input_tokens": c.input_tokens if c.usage_reported else None,
+            "output_tokens": c.output_tokens if c.usage_reported else None, "cached_tokens": c.cached_tokens,
+            "ttft_ms": c.ttft_ms, "latency_ms": c.latency_ms, "cost": c.cost if c.usage_reported else None, "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
             "backoff_s": c.backoff_s, "contended_ms": c.contended_ms, "yielded_ms": c.yielded_ms}
 
 
@@ -42,6 +44,8 @@ class Progress:
     failed: int = 0
     turns: int = 0
     solved: int = 0
+    #: conversations that ended because the agent under test failed (stop reason agent_error)
+    agent_errors: int = 0
     finals: list[float] = field(default_factory=list)
     started: float = field(default_factory=perf_counter)
 

@@ -77,13 +77,22 @@ def score_interaction(complexity: Mapping[str, int] | None, turns: Sequence[Mapp
         "avg_user_helpfulness": avg_user, "avg_agent_helpfulness": avg_agent,
         "quality": quality, "final_score": final,
         "solved": any(bool(t.get("solved")) for t in turns), "stop_reason": stop_reason,
-        "input_tokens": sum(t.get("input_tokens") or 0 for t in turns),
-        "output_tokens": sum(t.get("output_tokens") or 0 for t in turns),
-        "cost": sum(t.get("cost") or 0.0 for t in turns),
+        "input_tokens": _reported_sum(t.get("input_tokens") for t in turns),
+        "output_tokens": _reported_sum(t.get("output_tokens") for t in turns),
+        "cost": _reported_sum((t.get("cost") for t in turns), 0.0),
         "failed_user_judgments": n - n_user, "failed_agent_judgments": n - n_agent,
         "complexity_failed": complexity is None,
         "formula": formula,
     }
+
+
+def _reported_sum(values, zero=0):
+    """The sum of the reported values; None when there were values and none was reported (an
+    agent under test that reports no usage: "not reported", never 0)."""
+    values = list(values)
+    if values and all(v is None for v in values):
+        return None
+    return sum((v for v in values if v is not None), zero)
 
 
 def summarize(figures: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -102,7 +111,8 @@ def summarize(figures: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "mean_avg_agent_helpfulness": mean_of("avg_agent_helpfulness"),
         "mean_turns": mean_of("turns"),
         "solved_rate": (sum(bool(f.get("solved")) for f in figures) / len(figures)) if figures else None,
-        "total_cost": sum(f.get("cost") or 0.0 for f in figures),
+        # None when no conversation's agent reported a cost (an agent under test without usage)
+        "total_cost": _reported_sum((f.get("cost") for f in figures), 0.0),
         "failed_judgments": sum((f.get("failed_user_judgments") or 0) + (f.get("failed_agent_judgments") or 0)
                                 + int(bool(f.get("complexity_failed"))) for f in figures),
     }

@@ -1,0 +1,302 @@
+"""The agent under test through its adapters (docs/agents.md): the contract validated with errors
+that name the fault, retries on connection errors, timeouts, 429 and 5xx (Retry-After honoured)
+and none on other 4xx or a malformed response, a real HTTP agent, Python callables and a compiled
+LangGraph graph, and whole batches where the agent fails, ends the conversation or reports no usage."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from graphs.protocols import AgentFailure, Message, Problem
+from harness.adapters.contract import ContractError, build_request, parse_response
+from harness.adapters.external import ExternalAgent, Sent
+from harness.adapters.headers import expand_headers
+from harness.adapters.http_agent import HttpAgent
+from harness.adapters.python_agent import python_agent
+from harness.compose import run_selfscore
+from harness.config import ConfigError, load_config
+from harness.models.retry import RetryPolicy
+from harness.tasks.datasets import load_dataset
+from store import StoreReader
+from tests.agent_server import ScriptedAgent, serve
+from tests.fakes import default_responder, fake_factory
+
+PROBLEM = Problem("run-1:wifi", "My wifi drops.", None, None, persona="cooperative",
+                  context={"run_id": "run-1", "task_id": "wifi", "trial": 1})
+HISTORY = [Message("user", "My wifi drops."), Message("agent", "Which card?"), Message("user", "Intel AX200.")]
+
+
+def policy(attempts: int = 3, waits: list | None = None) -> RetryPolicy:
+    """No real waiting: the waits are recorded."""
+    async def sleep(s):
+        if waits is not None:
+            waits.append(s)
+    return RetryPolicy(max_attempts=attempts, base_s=0.5, jitter=False, sleep=sleep)
+
+
+# -- the contract --------------------------------------------------------------------------------
+def test_the_request_carries_the_conversation_and_its_metadata():
+    req = build_request("c1", 2, HISTORY, {"run_id": "r", "task_id": "t", "trial": 1, "persona": "vague"})
+    assert req["message"] == "Intel AX200." and req["turn"] == 2 and req["conversation_id"] == "c1"
+    assert req["messages"] == [{"role": "user", "content": "My wifi drops."},
+                               {"role": "assistant", "content": "Which card?"},
+                               {"role": "user", "content": "Intel AX200."}]
+    assert req["metadata"]["persona"] == "vague" and req["contract_version"] == "1"
+
+
+@pytest.mark.parametrize("body,messages,end", [
+    ("plain text", ["plain text"], False),
+    ({"reply": "a"}, ["a"], False),
+    ({"messages": [{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}], "end": True},
+     ["a", "b"], True),
+])
+def test_valid_responses(body, messages, end):
+    r = parse_response(body)
+    assert r.messages == messages and r.end is end and r.text == "\n\n".join(messages)
+
+
+@pytest.mark.parametrize("body,named", [
+    ({"text": "hi"}, '"reply"'),
+    ({"reply": 3}, '"reply" must be a string'),
+    ({"messages": "hi"}, '"messages" must be a list'),
+    ({"messages": [{"role": "user", "content": "x"}]}, "role 'user'"),
+    ({"reply": "a", "end": "yes"}, '"end"'),
+    ({"reply": "a", "usage": {"input_tokens": -1}}, "usage.input_tokens"),
+    ({"reply": "a", "trace": ["x"]}, '"trace" must be an object'),
+    ([1, 2], "not an object"),
+])
+def test_malformed_responses_name_the_fault(body, named):
+    with pytest.raises(ContractError, match=named.replace("(", r"\(").replace('"', '"')):
+        parse_response(body)
+
+
+def test_headers_read_the_environment_and_name_an_unset_variable():
+    assert expand_headers({"Authorization": "Bearer ${BOT_TOKEN}"}, {"BOT_TOKEN": "s3"}) == {"Authorization": "Bearer s3"}
+    with pytest.raises(ConfigError, match="BOT_TOKEN, which is not set"):
+        expand_headers({"Authorization": "Bearer ${BOT_TOKEN}"}, {})
+
+
+# -- retries, timeouts, failures -----------------------------------------------------------------
+class Flaky(ExternalAgent):
+    """An adapter whose attempts follow a script: exceptions raised, else a reply."""
+    kind = "test"
+
+    def __init__(self, script, **kw):
+        super().__init__("flaky", **kw)
+        self.script = list(script)
+
+    async def send(self, request, problem):
+        step = self.script.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        if step == "slow":
+            await asyncio.sleep(5)
+        return Sent(parse_response(step))
+
+
+async def test_a_5xx_then_a_reply_is_one_reply_with_its_failed_attempt_recorded():
+    from harness.adapters.external import status_error
+    waits = []
+    agent = Flaky([status_error(503, "busy", 2.0), {"reply": "ok"}], policy=policy(waits=waits))
+    reply = await agent.respond(PROBLEM, HISTORY)
+    assert reply.text == "ok" and reply.extra["attempts"] == 2
+    call = reply.calls[0]
+    assert call.attempt == 2 and call.earlier_attempts[0].error.startswith("server_error: HTTP 503")
+    assert waits == [2.0]  # the server's Retry-After, not the backoff
+
+
+async def test_a_4xx_is_not_retried_and_fails_the_turn():
+    from harness.adapters.external import status_error
+    agent = Flaky([status_error(401, "bad token"), {"reply": "never"}], policy=policy())
+    with pytest.raises(AgentFailure) as failure:
+        await agent.respond(PROBLEM, HISTORY)
+    assert failure.value.detail["status"] == 401 and failure.value.detail["attempts"] == 1
+    assert "bad token" in failure.value.detail["body"] and failure.value.detail["turn"] == 2
+    assert failure.value.detail["user_message"] == "Intel AX200."
+
+
+async def test_a_malformed_response_is_not_retried_and_names_what_was_wrong():
+    agent = Flaky([{"answer": "x"}, {"reply": "never"}], policy=policy())
+    with pytest.raises(AgentFailure, match='malformed response: the response has no "reply"'):
+        await agent.respond(PROBLEM, HISTORY)
+
+
+async def test_a_slow_agent_times_out_on_every_attempt():
+    agent = Flaky(["slow", "slow"], policy=policy(attempts=2), timeout_s=0.05)
+    with pytest.raises(AgentFailure, match="no reply within 0.05 s") as failure:
+        await agent.respond(PROBLEM, HISTORY)
+    assert failure.value.detail["kind"] == "timeout" and len(failure.value.calls) == 2
+
+
+# -- a real HTTP agent ---------------------------------------------------------------------------
+async def test_http_agent_over_a_real_server_with_headers_usage_and_trace():
+    bot = ScriptedAgent(failures=[(429, "slow down", "0"), (502, "gateway", None)])
+    with serve(bot) as url:
+        agent = HttpAgent(url, {"Authorization": "Bearer s3"}, "bot", policy=policy())
+        reply = await agent.respond(PROBLEM, HISTORY)
+        await agent.aclose()
+    assert reply.text == "echo 2: Intel AX200." and reply.extra["attempts"] == 3
+    assert reply.extra["usage"] == {"input_tokens": 10, "output_tokens": 5, "cost": 0.001}
+    assert reply.extra["trace"]["tool_calls"][0]["name"] == "kb"
+    assert bot.headers[-1]["authorization"] == "Bearer s3"
+    assert bot.requests[-1]["metadata"] == {"run_id": "run-1", "task_id": "wifi", "trial": 1, "persona": "cooperative"}
+    call = reply.calls[0]
+    assert (call.input_tokens, call.output_tokens, call.cost, call.usage_reported) == (10, 5, 0.001, True)
+
+
+async def test_http_agent_not_json_is_an_agent_error():
+    from starlette.responses import PlainTextResponse
+    with serve(ScriptedAgent(lambda req: PlainTextResponse("<html>oops</html>"))) as url:
+        agent = HttpAgent(url, {}, "bot", policy=policy())
+        with pytest.raises(AgentFailure, match="not JSON"):
+            await agent.respond(PROBLEM, HISTORY)
+
+
+# -- Python callables and LangGraph graphs -------------------------------------------------------
+def sync_agent(request):
+    """A sync callable agent: a string reply."""
+    return f"sync {request['turn']}"
+
+
+async def async_agent(request):
+    """An async callable agent: the full response shape, no usage."""
+    return {"messages": [{"role": "assistant", "content": "first"}, {"role": "assistant", "content": "second"}],
+            "trace": {"retrieved": [{"id": "d1", "text": "t", "score": 0.9}]}}
+
+
+NOT_CALLABLE = 42
+
+
+def _tool_graph(checkpointer):
+    def retrieve(state):
+        call = {"name": "search_kb", "args": {"q": state["messages"][-1].content}, "id": "t1"}
+        return {"messages": [AIMessage("", tool_calls=[call]), ToolMessage("kb says: reload iwlwifi", tool_call_id="t1")]}
+
+    def answer(state):
+        n = sum(1 for m in state["messages"] if m.type == "human")
+        return {"messages": [AIMessage(f"reply {n}: reload iwlwifi",
+                                       usage_metadata={"input_tokens": 7, "output_tokens": 3, "total_tokens": 10})]}
+    g = StateGraph(MessagesState)
+    g.add_node("retrieve", retrieve)
+    g.add_node("answer", answer)
+    g.add_edge(START, "retrieve")
+    g.add_edge("retrieve", "answer")
+    g.add_edge("answer", END)
+    return g.compile(checkpointer=checkpointer)
+
+
+graph_with_memory = _tool_graph(MemorySaver())
+graph_without_memory = _tool_graph(None)
+
+
+async def test_python_callables_sync_and_async():
+    sync = python_agent("tests.test_adapters:sync_agent", "s", policy=policy())
+    assert (await sync.respond(PROBLEM, HISTORY)).text == "sync 2"
+    reply = await python_agent("tests.test_adapters:async_agent", "a", policy=policy()).respond(PROBLEM, HISTORY)
+    assert reply.extra["messages"] == ["first", "second"] and reply.text == "first\n\nsecond"
+    assert reply.extra["usage"] == "not reported" and reply.calls[0].usage_reported is False
+
+
+@pytest.mark.parametrize("graph", ["graph_with_memory", "graph_without_memory"])
+async def test_a_langgraph_graph_turn_by_turn_with_its_trace_and_usage(graph):
+    agent = python_agent(f"tests.test_adapters:{graph}", "g", policy=policy())
+    problem = Problem(f"conv-{graph}", "q", None, None)
+    first = await agent.respond(problem, HISTORY[:1])
+    second = await agent.respond(problem, [*HISTORY[:1], Message("agent", first.text), Message("user", "again")])
+    # the graph counts the human messages it holds: its memory, or the whole history sent
+    assert (first.text, second.text) == ("reply 1: reload iwlwifi", "reply 2: reload iwlwifi")
+    assert second.extra["trace"]["tool_calls"] == [{"name": "search_kb", "arguments": {"q": "again"},
+                                                    "result": "kb says: reload iwlwifi"}]
+    assert second.extra["usage"] == {"input_tokens": 7, "output_tokens": 3, "cost": None}
+
+
+@pytest.mark.parametrize("target,named", [
+    ("no_colon", "expected MODULE:ATTR"),
+    ("no_such_module_xyz:agent", "does not import"),
+    ("tests.test_adapters:missing", "has no attribute"),
+    ("tests.test_adapters:NOT_CALLABLE", "neither a callable nor a compiled LangGraph graph"),
+])
+def test_bad_targets_name_the_problem_and_the_fix(target, named):
+    with pytest.raises(ConfigError, match=named):
+        python_agent(target, "x")
+
+
+# -- whole batches -------------------------------------------------------------------------------
+def batch_config(tmp_path, target, **run):
+    return load_config(overrides={
+        "store": str(tmp_path / "s.sqlite"), "retry": {"base_s": 0.0, "max_attempts": 2},
+        "agent": {"target": target},
+        "run": {"limit": 2, "max_turns": 2, "solved_check": "confirmation", "agent": "python", **run}})
+
+
+FAIL_ON = {"disk"}
+
+
+def failing_on_disk(request):
+    """Fails every turn of the 'disk' task, answers the others (and ends after turn 2)."""
+    if request["metadata"]["task_id"] in FAIL_ON:
+        raise RuntimeError("backend down")
+    return {"reply": "Try reloading the driver.", "end": request["turn"] >= 2}
+
+
+def test_a_failing_agent_ends_only_its_conversation_and_resume_retries_exactly_those(tmp_path, tasks_file):
+    cfg = batch_config(tmp_path, "tests.test_adapters:failing_on_disk")
+    factory = fake_factory(default_responder(solve_at=None))
+    run_id, progress = run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=factory)
+    reader = StoreReader(cfg.store)
+    rows = {r["id"].split(":", 1)[1]: r for r in reader.interactions(run_id)}
+    assert rows["wifi"]["stop_reason"] == "agent_ended" and rows["wifi"]["n_turns"] == 2
+    assert rows["disk"]["stop_reason"] == "agent_error" and rows["disk"]["n_turns"] == 0
+    detail = json.loads(rows["disk"]["error"])
+    assert detail["turn"] == 1 and "backend down" in detail["error"] and detail["user_message"]
+    assert progress.agent_errors == 1 and run_id.startswith("failing_on_disk_")
+    calls = reader.db.execute("SELECT error FROM llm_calls WHERE interaction_id=? AND role='agent'",
+                              [rows["disk"]["id"]]).fetchall()
+    assert len(calls) == 1 and "backend down" in calls[0][0]  # RuntimeError: not retried
+
+    FAIL_ON.clear()  # the backend is back: --resume gives the failed conversation its turns
+    try:
+        run_selfscore(cfg, None, resume=run_id, chat_models=factory)
+    finally:
+        FAIL_ON.add("disk")
+    rows = {r["id"].split(":", 1)[1]: r for r in reader.interactions(run_id)}
+    assert rows["disk"]["stop_reason"] == "agent_ended" and rows["disk"]["n_turns"] == 2
+    assert rows["wifi"]["n_turns"] == 2  # not replayed
+    turns = reader.turns(rows["disk"]["id"])
+    assert turns[0]["input_tokens"] is None and turns[0]["cost"] is None  # usage not reported: NULL, never 0
+    assert json.loads(turns[0]["extra_json"])["agent"]["usage"] == "not reported"
+
+
+def test_an_agent_that_reports_usage_is_priced_and_its_run_stores_no_header_value(tmp_path, tasks_file, monkeypatch):
+    monkeypatch.setenv("BOT_TOKEN", "secret-value")
+    bot = ScriptedAgent()
+    with serve(bot) as url:
+        cfg = load_config(overrides={
+            "store": str(tmp_path / "s.sqlite"), "retry": {"base_s": 0.0},
+            "agent": {"url": url, "headers": ["Authorization=Bearer ${BOT_TOKEN}"], "name": "supportbot"},
+            "run": {"limit": 1, "max_turns": 1, "solved_check": "confirmation", "agent": "http"}})
+        run_id, _ = run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=fake_factory(default_responder()))
+    assert bot.headers[0]["authorization"] == "Bearer secret-value"
+    reader = StoreReader(cfg.store)
+    run = reader.run(run_id)
+    assert run["name"].startswith("supportbot_") and "secret-value" not in json.dumps(run["config"])
+    assert run["config"]["agent"]["headers"] == {"Authorization": "<not stored>"}
+    turn = reader.turns(f"{run_id}:wifi")[0]
+    assert (turn["input_tokens"], turn["output_tokens"], turn["cost"]) == (10, 5, 0.001)
+    agent = json.loads(turn["extra_json"])["agent"]
+    assert agent["adapter"] == "http" and agent["trace"]["tool_calls"][0]["result"] == "doc 1"
+
+
+def test_an_unreachable_agent_is_reported_before_anything_is_stored(tmp_path, tasks_file):
+    from tests.agent_server import free_port
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"),
+                                 "agent": {"url": f"http://127.0.0.1:{free_port()}/chat"},
+                                 "run": {"limit": 1, "agent": "http"}})
+    with pytest.raises(ConfigError, match="cannot reach the agent"):
+        run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=fake_factory(default_responder()))
+    assert StoreReader(cfg.store, must_exist=False).runs() == []
