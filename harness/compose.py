@@ -134,10 +134,11 @@ class Runtime:
                              self.client("judge") if run.user_checks == "rules+judge" else None,
                              self.profile.value("user_regenerations"))
 
-    def agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]]) -> Agent:
+    def agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]],
+              traces: dict[str, list] | None = None) -> Agent:
         """The configured agent (see ``text_agent``), speaking through ``voice_link`` when
         ``voice.enabled`` (docs/voice.md)."""
-        agent = self.text_agent(replies, calls)
+        agent = self.text_agent(replies, calls, traces)
         return self.voice_side("agent", agent) if self.speaks else agent
 
     @property
@@ -185,11 +186,13 @@ class Runtime:
         from harness.voice.call import build_link
         return build_link(self.config.voice, self.config.store)
 
-    def text_agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]]) -> Agent:
-        """The paper's plain agent, the RAG agent, or replayed replies (a human baseline's, or a
-        stored run's when re-judging)."""
+    def text_agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]],
+                   traces: dict[str, list] | None = None) -> Agent:
+        """The paper's plain agent, the RAG agent, the team's own (``external_agent``), or
+        replayed replies (a human baseline's, or a stored run's when re-judging, with the traces
+        an agent under test reported)."""
         if self.config.run.agent in ("human", "replay"):
-            return ScriptedAgent(replies, calls)
+            return ScriptedAgent(replies, calls, traces)
         return self.llm_agent(self.config.run.agent)
 
     @cached_property

@@ -300,3 +300,56 @@ def test_an_unreachable_agent_is_reported_before_anything_is_stored(tmp_path, ta
     with pytest.raises(ConfigError, match="cannot reach the agent"):
         run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=fake_factory(default_responder()))
     assert StoreReader(cfg.store, must_exist=False).runs() == []
+
+
+# -- the judges and the trace; re-judging a run of the team's agent ------------------------------
+def traced_agent(request):
+    """Replies with a tool call in its trace."""
+    return {"reply": "Reload the driver.", "trace": {"tool_calls": [{"name": "search_kb", "arguments": {"q": "wifi"},
+                                                                      "result": "KB-42: reload iwlwifi"}]}}
+
+
+def _judge_prompts(factory) -> list[str]:
+    return [str(p[-1].content) for p in factory.models["judge"].prompts]
+
+
+@pytest.mark.parametrize("sees", [False, True])
+def test_the_judges_see_the_trace_only_when_asked_and_every_score_says_so(tmp_path, tasks_file, sees):
+    cfg = batch_config(tmp_path, "tests.test_adapters:traced_agent", limit=1, max_turns=1)
+    cfg.agent.judge_sees_trace = sees
+    factory = fake_factory(default_responder())
+    run_id, _ = run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=factory)
+    agent_prompts = [p for p in _judge_prompts(factory) if "the latest AGENT message is for solving" in p]
+    assert agent_prompts and all(("KB-42: reload iwlwifi" in p) is sees for p in agent_prompts)
+    user_prompts = [str(p[-1].content) for p in factory.models["user"].prompts]
+    assert not any("KB-42" in p for p in user_prompts)  # the simulated user never sees the trace
+    reader = StoreReader(cfg.store)
+    assert reader.run(run_id)["profile"]["judge_sees_trace"] is sees
+    assert all(s["profile"] is not None for s in reader.scores(run_id))
+
+
+def test_rejudging_a_run_of_the_teams_agent_calls_no_agent_and_keeps_its_name_and_trace(tmp_path, tasks_file):
+    from harness.compose import Runtime
+    from harness.selfscore.batch import SelfScoreBatch
+    from harness.selfscore.rejudge import create_rejudge_run, rejudge_config, replays
+    from store import StoreWriter
+    cfg = batch_config(tmp_path, "tests.test_adapters:traced_agent", limit=1, max_turns=1)
+    run_id, _ = run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=fake_factory(default_responder()))
+    reader = StoreReader(cfg.store)
+    source = reader.run(run_id)
+    todo = replays(reader, source)
+    config = rejudge_config(source, {}, 0, 1)
+    config.agent.target = "no_such_module_xyz:agent"  # were the agent built or called, this would fail
+
+    async def rejudge(runtime):
+        batch = SelfScoreBatch(runtime, StoreWriter(cfg.store), StoreReader(cfg.store))
+        new_id = create_rejudge_run(batch, source, todo)
+        await batch.run(new_id)
+        return new_id
+    with Runtime(config, fake_factory(default_responder())) as runtime:
+        new_id = asyncio.run(rejudge(runtime))
+    new_run = reader.run(new_id)
+    assert new_run["name"].startswith("traced_agent_") and new_run["config"]["run"]["agent"] == "replay"
+    turn = reader.turns(reader.interactions(new_id)[0]["id"])[0]
+    assert turn["agent_message"] == "Reload the driver."
+    assert json.loads(turn["extra_json"])["agent"]["trace"]["tool_calls"][0]["name"] == "search_kb"

@@ -58,6 +58,28 @@ def completion_response(body: Any) -> AgentResponse:
     return parsed
 
 
+def chat_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's conversation as chat messages. On NoisyToolBench, each agent response's
+    ``tool_results`` go where they happened (``after``: the number of ``messages`` before them) as
+    native tool calls: one assistant message with the response's ``tool_calls``, then a ``tool``
+    message with each call's result (docs/agents.md, NoisyToolBench: tools in the contract)."""
+    messages = request["messages"]
+    results = request.get("tool_results") or []
+    out: list[dict[str, Any]] = []
+    for position in range(len(messages) + 1):
+        here = [r for r in results if min(r.get("after", len(messages)), len(messages)) == position]
+        for response in dict.fromkeys(r.get("response") for r in here):
+            group = [r for r in here if r.get("response") == response]
+            out.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": r["id"], "type": "function",
+                 "function": {"name": r["name"], "arguments": json.dumps(r.get("arguments") or {}, ensure_ascii=False)}}
+                for r in group]})
+            out += [{"role": "tool", "tool_call_id": r["id"], "content": str(r.get("result") or "")} for r in group]
+        if position < len(messages):
+            out.append({"role": messages[position]["role"], "content": messages[position]["content"]})
+    return out
+
+
 class OpenAIChatAgent(ExternalAgent):
     """An OpenAI-compatible ``/chat/completions`` endpoint as the agent under test."""
 
@@ -71,10 +93,10 @@ class OpenAIChatAgent(ExternalAgent):
         self.clients = LoopClients(headers, self.timeout_s)
 
     def body(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The chat request: the system prompt (if any) and the conversation, nothing else."""
+        """The chat request: the system prompt (if any) and the conversation (:func:`chat_messages`),
+        and on NoisyToolBench the case's APIs as native ``tools``; nothing else."""
         messages = ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
-        messages += [{"role": m["role"], "content": m["content"]} for m in request["messages"]]
-        messages += request.get("chat_extra") or []  # NoisyToolBench: tool calls and their results
+        messages += chat_messages(request)
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if request.get("tools"):
             body["tools"] = request["tools"]
@@ -84,16 +106,16 @@ class OpenAIChatAgent(ExternalAgent):
         """One chat completion (streamed with ``agent.stream``)."""
         body = self.body(request)
         if self.stream and not request.get("tools"):
-            return await self._streamed(body)
-        response = await self.clients.get().post(self.url, json=body)
+            return await self._streamed(body, request["conversation_id"])
+        response = await self.clients.get(request["conversation_id"]).post(self.url, json=body)
         if response.status_code >= 300:
             raise status_error(response.status_code, response.text, retry_after(response))
         return Sent(completion_response(parse_json_body(response.text, response.status_code)))
 
-    async def _streamed(self, body: dict[str, Any]) -> Sent:
+    async def _streamed(self, body: dict[str, Any], key: str) -> Sent:
         started, first, parts, usage = perf_counter(), None, [], None
         body = {**body, "stream": True, "stream_options": {"include_usage": True}}
-        async with self.clients.get().stream("POST", self.url, json=body) as response:
+        async with self.clients.get(key).stream("POST", self.url, json=body) as response:
             if response.status_code >= 300:
                 raise status_error(response.status_code, (await response.aread()).decode(errors="replace"),
                                    retry_after(response))

@@ -11,13 +11,16 @@ class ScriptedAgent:
     or a stored run's replies (re-judging). Reply *n* of an interaction is ``replies[id][n-1]``.
 
     ``calls`` optionally gives, per interaction, the original agent call of each reply (its
-    tokens and model), recorded with purpose ``agent:replayed`` so cost and tokens carry over.
+    tokens and model), recorded with purpose ``agent:replayed`` so cost and tokens carry over;
+    ``traces`` an agent under test's stored trace of each reply (the judges may be shown it).
     """
 
     def __init__(self, replies: Mapping[str, Sequence[str]],
-                 calls: Mapping[str, Sequence[LLMCall]] | None = None):
+                 calls: Mapping[str, Sequence[LLMCall]] | None = None,
+                 traces: Mapping[str, Sequence[dict | None]] | None = None):
         self.replies = replies
         self.calls = calls or {}
+        self.traces = traces or {}
 
     def _next(self, problem: Problem, history: Sequence[Message]) -> tuple[int, Sequence[str]]:
         """The index of the next reply, and the interaction's replies."""
@@ -39,4 +42,6 @@ class ScriptedAgent:
             raise ValueError(f"{problem.interaction_id}: no scripted agent reply for turn {n + 1} "
                              f"(the script has {len(replies)}); the user script is longer than the agent's.")
         original = self.calls.get(problem.interaction_id, ())
-        return Reply(replies[n], [original[n]] if n < len(original) else [])
+        traces = self.traces.get(problem.interaction_id, ())
+        trace = traces[n] if n < len(traces) else None
+        return Reply(replies[n], [original[n]] if n < len(original) else [], {"trace": trace} if trace else None)

@@ -172,7 +172,8 @@ class SelfScoreBatch:
                               {i: s["opening"] for i, s in scripts.items() if s.get("opening")}),
             self.runtime.agent({i: s.get("agent_replies", []) for i, s in scripts.items()},
                                {i: [LLMCall(**c) for c in s.get("agent_calls", [])]
-                                for i, s in scripts.items()}),
+                                for i, s in scripts.items()},
+                               {i: s["agent_traces"] for i, s in scripts.items() if s.get("agent_traces")}),
             StoreTurnSink(self.writer))
         run = self.reader.run(run_id)
         self.on_progress(progress)
