@@ -353,3 +353,43 @@ def test_rejudging_a_run_of_the_teams_agent_calls_no_agent_and_keeps_its_name_an
     turn = reader.turns(reader.interactions(new_id)[0]["id"])[0]
     assert turn["agent_message"] == "Reload the driver."
     assert json.loads(turn["extra_json"])["agent"]["trace"]["tool_calls"][0]["name"] == "search_kb"
+
+
+def header_checking_agent(request):
+    """Stands in for an agent behind auth: the shard must have been given the header's value."""
+    import os
+    assert os.environ.get("SHARD_TOKEN") == "t0k", "the shard did not get the environment"
+    if request["metadata"]["task_id"] in FAIL_ON:
+        raise RuntimeError("backend down")
+    return {"reply": "Try reloading the driver.", "end": True}
+
+
+def test_shards_of_a_run_get_the_headers_it_never_stored_and_a_re_plan_retries_agent_errors(
+        tmp_path, tasks_file, monkeypatch):
+    from harness.scale.shards import create_run, plan_shards, run_shard
+    from store.merge import copy_interactions
+    monkeypatch.setenv("SHARD_TOKEN", "t0k")
+    cfg = batch_config(tmp_path, "tests.test_adapters:header_checking_agent")
+    cfg.agent.headers = {"X-Token": "${SHARD_TOKEN}"}
+    factory = fake_factory(default_responder(solve_at=None))
+    run_id = create_run(cfg, "selfscore", load_dataset(str(tasks_file)))
+
+    def sharded_pass():
+        specs = plan_shards(cfg.store, run_id, 2, tmp_path / f"shards-{len(list(tmp_path.glob('shards-*')))}",
+                            "selfscore", cfg.agent.headers)
+        for spec in specs:
+            assert dict(spec.agent_headers) == {"X-Token": "${SHARD_TOKEN}"}
+            run_shard(spec, spec.path, chat_models=factory)
+            copy_interactions(spec.path, cfg.store, run_id)
+        return specs
+    sharded_pass()
+    rows = {r["id"].split(":", 1)[1]: r for r in StoreReader(cfg.store).interactions(run_id)}
+    assert rows["disk"]["stop_reason"] == "agent_error" and rows["wifi"]["stop_reason"] == "agent_ended"
+    FAIL_ON.clear()
+    try:
+        specs = sharded_pass()
+    finally:
+        FAIL_ON.add("disk")
+    assert [list(s.interaction_ids) for s in specs] == [[rows["disk"]["id"]]]  # exactly the failed one
+    rows = {r["id"].split(":", 1)[1]: r for r in StoreReader(cfg.store).interactions(run_id)}
+    assert rows["disk"]["stop_reason"] == "agent_ended" and rows["disk"]["n_turns"] == 1

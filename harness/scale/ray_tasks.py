@@ -198,7 +198,7 @@ def run_on_ray(config: Config, benchmark: str, shards: int, *, dataset: Dataset 
         run_id = create_run(config, benchmark, dataset)
     folder = Path(shard_dir) if shard_dir else default_shard_dir(config.store, run_id)
     earlier = absorb_shards(config.store, folder) if folder.exists() else []
-    specs = plan_shards(config.store, run_id, shards, folder, benchmark)
+    specs = plan_shards(config.store, run_id, shards, folder, benchmark, config.agent.headers)
     base = progress_from_store(config.store, run_id)
     seconds["plan"] = time.perf_counter() - t0
     if not specs:  # nothing left to play (killed after its last conversation or its merges): no Ray

@@ -38,6 +38,9 @@ class ShardSpec:
     interaction_ids: tuple[str, ...]
     path: str  # the shard store on the driver's machine
     plan: str = ""  # the planning that made this shard, also in the shard store (``plan_of``)
+    #: the agent under test's headers as given (``${VAR}`` unexpanded): a run never stores their
+    #: values, so they travel with the spec, in memory, to the shard that calls the agent
+    agent_headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -97,11 +100,13 @@ def absorb_shards(store: str | Path, shard_dir: Path) -> list[MergeReport]:
 
 
 def plan_shards(store: str | Path, run_id: str, shards: int, shard_dir: Path,
-                benchmark: str) -> list[ShardSpec]:
-    """Split the run's unfinished interactions over ``shards`` new shard stores in ``shard_dir``."""
+                benchmark: str, agent_headers: dict[str, str] | None = None) -> list[ShardSpec]:
+    """Split the run's unfinished interactions (and those its agent under test failed,
+    ``agent_error``) over ``shards`` new shard stores in ``shard_dir``."""
     reader = StoreReader(store)
     run = reader.run(run_id)
-    todo = [r["id"] for r in reader.interactions(run["id"]) if r["status"] != "completed"]
+    todo = [r["id"] for r in reader.interactions(run["id"])
+            if r["status"] != "completed" or r.get("stop_reason") == "agent_error"]
     plan = uuid.uuid4().hex[:12]
     specs = []
     for k, ids in enumerate(split_evenly(todo, shards) if todo else []):
@@ -112,7 +117,8 @@ def plan_shards(store: str | Path, run_id: str, shards: int, shard_dir: Path,
         copy_interactions(store, path, run["id"], ids)
         _mark_plan(path, plan)
         checkpoint(path)
-        specs.append(ShardSpec(k, benchmark, run["id"], run["config_json"], tuple(ids), str(path), plan))
+        specs.append(ShardSpec(k, benchmark, run["id"], run["config_json"], tuple(ids), str(path), plan,
+                               tuple((agent_headers or {}).items())))
     return specs
 
 
@@ -129,6 +135,8 @@ def run_shard(spec: ShardSpec, store: str | Path, on_progress: ProgressFn | None
 
     config = Config.model_validate_json(spec.config_json)
     config.store = str(store)
+    if spec.agent_headers:
+        config.agent.headers = dict(spec.agent_headers)
     run = arun_ntb if spec.benchmark == "ntb" else arun_selfscore
     with Runtime(config, chat_models) as runtime:
         _, progress = asyncio.run(run(runtime, resume=spec.run_id, on_progress=on_progress))
