@@ -131,9 +131,11 @@ def progress_printer(progress_bar: Progress, task_id):
     score, solved, failed and turns (per minute)."""
     def update(p):
         mean = f"{p.mean_final:.1f}" if p.mean_final is not None else "-"
+        errors = getattr(p, "agent_errors", 0)  # conversations the agent under test failed
         progress_bar.update(task_id, completed=p.done + p.failed, total=p.total, description=(
-            f"mean final {mean} | solved {p.solved} | failed {p.failed} | turns {p.turns} "
-            f"({p.turns_per_s * 60:.1f}/min)"))
+            f"mean final {mean} | solved {p.solved} | failed {p.failed} | "
+            + (f"agent errors {errors} | " if errors else "")
+            + f"turns {p.turns} ({p.turns_per_s * 60:.1f}/min)"))
     return update
 
 
@@ -203,6 +205,10 @@ def finish_report(config: Config, run_id: str, progress, sanity_lines, out_dir: 
     print(f"Run:     {run_id}")
     print(f"Report:  {report_path.resolve()}")
     print("Exports: " + ", ".join(str(f.resolve()) for f in files))
+    if getattr(progress, "agent_errors", 0):
+        out.print(f"{progress.agent_errors} conversation(s) ended because the agent under test failed "
+                  f"(stop reason agent_error, see the report); give them their turn again with "
+                  f"`deskbench run --store {config.store} --resume {run_id}`.")
     if progress.failed:
         out.print(f"{progress.failed} interaction(s) failed; finish them with "
                   f"`deskbench run --store {config.store} --resume {run_id}`.")
