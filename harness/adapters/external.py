@@ -96,9 +96,13 @@ class ExternalAgent:
                 "trial": problem.context.get("trial"), "persona": problem.persona}
         return build_request(problem.interaction_id, turn, history, meta)
 
-    async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
-        """The agent's reply to the turn, after retries; raises :class:`AgentFailure` when none came."""
-        request = self.request(problem, history)
+    async def respond(self, problem: Problem, history: Sequence[Message],
+                      request: dict[str, Any] | None = None) -> Reply:
+        """The agent's reply to the turn, after retries; raises :class:`AgentFailure` when none came.
+
+        ``request`` replaces the turn's request (:meth:`request`): a benchmark that extends the
+        contract (NoisyToolBench's tools and tool results) builds its own."""
+        request = request if request is not None else self.request(problem, history)
         failed: list[LLMCall] = []
         for attempt in range(1, self.policy.max_attempts + 1):
             started = perf_counter()

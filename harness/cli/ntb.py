@@ -5,10 +5,16 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from harness.cli.agent_options import add_agent_options, agent_overrides
 from harness.cli.common import add_config_args, build_config, console
 from harness.cli.defaults import config_options
 from harness.cli.progress import progress_bar
-from harness.config import Config
+from harness.config import EXTERNAL_AGENTS, Config, ConfigError
+
+NTB_AGENTS = ("plain", "http", "python", "openai")
+"""``ntb run --agent``: the built-in tool-using agent (``plain``: the agent role with ``--protocol``
+and ``--agent-variant``) or the team's own through an adapter that passes the case's tools on
+(``harness.ntb.external_agent.NTB_ADAPTERS``)."""
 
 
 def ntb_config(args: argparse.Namespace) -> Config:
@@ -16,12 +22,19 @@ def ntb_config(args: argparse.Namespace) -> Config:
     ``ntb run`` and ``ray ntb``."""
     from store import StoreReader
 
+    agent = agent_overrides(args)
     if args.resume:
         store = args.store or build_config(args).store
         config = Config.model_validate(StoreReader(store).run(args.resume)["config"])
         if args.concurrency:
             config.run.concurrency = args.concurrency
+        if agent.get("headers"):  # never stored: a resumed run is given them again
+            config.agent.headers = {**config.agent.headers,
+                                    **config.agent.model_validate({"headers": agent["headers"]}).headers}
     else:
+        if getattr(args, "agent", None) in EXTERNAL_AGENTS and (args.protocol or args.agent_variant):
+            raise ConfigError(f"--protocol and --agent-variant set the built-in agent; --agent {args.agent} "
+                              "is your own agent (docs/agents.md, NoisyToolBench: tools in the contract).")
         ntb = {k: v for k, v in {"categories": args.category, "ids": args.case, "per_category": args.per_category,
                                  "protocol": args.protocol, "threshold": args.threshold,
                                  "a2_method": args.a2_method, "user": args.user,
@@ -30,8 +43,9 @@ def ntb_config(args: argparse.Namespace) -> Config:
                                  "api_fallback": args.api_fallback}.items() if v is not None}
         if args.no_api_simulator:
             ntb["api_simulator"] = False
-        config = build_config(args, {"concurrency": args.concurrency, "name": args.name,
-                                     "trials": args.trials, "seed": args.seed}, {"ntb": ntb})
+        config = build_config(args, {"concurrency": args.concurrency, "name": args.name, "trials": args.trials,
+                                     "seed": args.seed, "agent": getattr(args, "agent", None)},
+                              {"ntb": ntb, **({"agent": agent} if agent else {})})
     return config
 
 
@@ -48,8 +62,9 @@ def cmd_ntb_run(args: argparse.Namespace) -> int:
             task = bar.add_task("starting", total=None)
 
             def update(p):
+                errors = f" | agent errors {p.agent_errors}" if p.agent_errors else ""
                 bar.update(task, completed=p.done + p.failed, total=p.total,
-                           description=f"cases done {p.done} | failed {p.failed} | steps {p.turns}")
+                           description=f"cases done {p.done} | failed {p.failed}{errors} | steps {p.turns}")
             try:
                 run_id, progress = asyncio.run(arun_ntb(runtime, args.resume, update))
             except KeyboardInterrupt:
@@ -66,7 +81,7 @@ def cmd_ntb_run(args: argparse.Namespace) -> int:
 
 def ntb_finish(config: Config, run_id: str, out_dir: str | None) -> None:
     """Export a finished run (cases.csv, transcripts, summary) and print its tables and paths."""
-    from harness.ntb.report import METRICS, export_run, run_rows, text_tables
+    from harness.ntb.report import METRICS, agent_error_lines, export_run, run_rows, text_tables
     from harness.study.trial_report import pass_k_lines
     from store import StoreReader
 
@@ -75,6 +90,8 @@ def ntb_finish(config: Config, run_id: str, out_dir: str | None) -> None:
     rows = run_rows(reader, run_id)
     print(text_tables(rows))
     print("\n".join(pass_k_lines(rows, METRICS)))
+    for line in agent_error_lines(reader, run_id):
+        print(line)
     print(f"Store:   {Path(config.store).resolve()}\nRun:     {run_id}\nExports: "
           + ", ".join(str(f.resolve()) for f in files))
 
@@ -128,6 +145,7 @@ NTB_OPTIONS = {"--category": "ntb.categories", "--case": "ntb.ids", "--per-categ
                "--api-fallback": "ntb.api_fallback", "--threshold": "ntb.threshold",
                "--a2-method": "ntb.a2_method", "--max-steps": "ntb.max_steps", "--user": "ntb.user",
                "--no-api-simulator": "ntb.api_simulator", "--concurrency": "run.concurrency",
+               "--agent": "run.agent",
                "--trials": "run.trials", "--seed": "run.seed",
                "--name": ("run.name", "from the models, <agent>[+variant]_ntb_<judge>")}
 """The config keys of ``ntb run``'s options (``ray ntb`` shares them)."""
@@ -143,6 +161,11 @@ def add_ntb_commands(sub) -> None:
                    help="category to run (repeatable)")
     p.add_argument("--case", action="append", help="a query id, or a key like IMKI/3 (repeatable)")
     p.add_argument("--per-category", type=int, help="first N cases of each category")
+    p.add_argument("--agent", choices=NTB_AGENTS,
+                   help="plain: the harness's tool-using agent on the agent role (--protocol, --agent-variant); "
+                        "http, python, openai: your own agent, given the case's tools in the request "
+                        "(--agent-url / --agent-target; docs/agents.md, NoisyToolBench: tools in the contract)")
+    add_agent_options(p, judges=False)
     p.add_argument("--protocol", choices=["auto", "text", "native"],
                    help="agent protocol (auto: JSON text protocol for embedded models, tool calls otherwise)")
     p.add_argument("--agent-variant", choices=["current", "awn", "no-ask"],

@@ -18,6 +18,7 @@ FACE = {
     "NtbBatch": "batch",
     "PROTOCOL_VERSIONS": "agent",
     "SimulatedToolUser": "user",
+    "agent_error_lines": "report",
     "StoreStepSink": "batch",
     "arun_ntb": "batch",
     "compare_runs": "report",

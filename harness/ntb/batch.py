@@ -6,13 +6,15 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from graphs.protocols import AgentFailure
 from graphs.toolloop import Outcome, build_tool_loop_graph, tool_loop_state
-from harness.config import Config, NtbConfig
+from harness.config import EXTERNAL_AGENTS, Config, NtbConfig
 from harness.models.seeds import seeds_of_trial, trial_seeds
 from harness.ntb import scoring
 from harness.ntb.agent import PROTOCOL_VERSIONS, NativeToolAgent, TextProtocolAgent
 from harness.ntb.apienv import ApiEnvironment
 from harness.ntb.cases import Case, case_key, load_cases
+from harness.ntb.external_agent import EXTERNAL_PROTOCOL_VERSION, ExternalToolAgent, check_ntb_adapter, conversation
 from harness.ntb.user import SimulatedToolUser
 from harness.selfscore.runs import Progress, ProgressFn, call_rows, finish_run, new_run, record_failure, run_all
 from store import StoreReader, StoreWriter
@@ -66,10 +68,12 @@ class StoreStepSink:
                   else json.dumps({"name": step["name"], "arguments": step.get("arguments")}, ensure_ascii=False))
         came_back = step.get("observation") if step["type"] == "call" else step.get("reply")
         agent_calls = [c for c in calls if c.role == "agent"]
+        reported = all(c.usage_reported for c in agent_calls)  # an agent under test may report none
         self.writer.save_turn(
             {"interaction_id": interaction_id, "turn_index": index, "user_message": came_back,
-             "agent_message": action, "input_tokens": sum(c.input_tokens for c in agent_calls),
-             "output_tokens": sum(c.output_tokens for c in agent_calls),
+             "agent_message": action,
+             "input_tokens": sum(c.input_tokens for c in agent_calls) if reported else None,
+             "output_tokens": sum(c.output_tokens for c in agent_calls) if reported else None,
              "extra_json": json.dumps(step, ensure_ascii=False)},
             [], call_rows(calls, interaction_id, index))
 
@@ -98,8 +102,16 @@ class NtbBatch:
         self.writer, self.reader = writer, reader
         self.on_progress = on_progress or (lambda p: None)
 
+    @property
+    def external(self) -> bool:
+        """Whether the agent under test is the team's own (``run.agent`` an external adapter)."""
+        return self.config.run.agent in EXTERNAL_AGENTS
+
     def protocol(self) -> str:
-        """``ntb.protocol``, with ``auto`` resolved: ``text`` for an embedded agent, else ``native``."""
+        """``ntb.protocol``, with ``auto`` resolved: ``text`` for an embedded agent, else ``native``;
+        ``external`` for the team's own agent (the contract with tools, docs/agents.md)."""
+        if self.external:
+            return "external"
         p = self.config.ntb.protocol
         return ("text" if self.config.role("agent").embedded else "native") if p == "auto" else p
 
@@ -117,11 +129,15 @@ class NtbBatch:
         cfg = self.config
         from harness.models.embeddings import check_embedder
         check_embedder(cfg.ntb.embedding_model)  # a missing model fails before anything is stored
-        self.runtime.check_models(self.roles_used())
+        if self.external:
+            check_ntb_adapter(cfg.run.agent)
+        self.runtime.check_models(self.roles_used())  # builds and reaches an external agent
+        if self.external:
+            self.tool_agent()  # an adapter that cannot play (a compiled graph) fails before anything is stored
         name = cfg.run.name or self.default_name()
         problems = [problem_row(c) for c in cases]
         return new_run(self.writer, cfg, name, "noisytoolbench", DATASET, scoring_data_sha(),
-                       PROTOCOL_VERSIONS[cfg.ntb.agent_variant], scoring.SCORER_VERSION, problems=problems,
+                       self.prompt_version(), scoring.SCORER_VERSION, problems=problems,
                        interactions=lambda run_id: self._interactions(run_id, cases))
 
     def _interactions(self, run_id: str, cases: list[Case]) -> list[dict]:
@@ -138,30 +154,47 @@ class NtbBatch:
                              "script_json": json.dumps({"seeds": seeds_of_trial(cfg.run.seed, roles, key, trial)})})
         return rows
 
+    def prompt_version(self) -> str:
+        """The run's prompt version: the agent variant's, or the external protocol's."""
+        return EXTERNAL_PROTOCOL_VERSION if self.external else PROTOCOL_VERSIONS[self.config.ntb.agent_variant]
+
     def default_name(self) -> str:
-        """``<agent>[+variant]_ntb_<judge>``."""
+        """``<agent>[+variant]_ntb_<judge>``; the team's agent by its name (``agent.label``)."""
         cfg = self.config
+        if self.external:
+            return f"{cfg.agent.label(cfg.run.agent)}_ntb_{cfg.role('judge').label()}"
         variant = "" if cfg.ntb.agent_variant == "current" else f"+{cfg.ntb.agent_variant}"
         return f"{cfg.role('agent').label()}{variant}_ntb_{cfg.role('judge').label()}"
 
     def roles_used(self) -> list[str]:
-        """The roles this run calls: agent, judge, and user / api_simulator when configured."""
+        """The roles this run calls: agent (not when the team's own agent plays), judge, and user /
+        api_simulator when configured."""
         ntb = self.config.ntb
-        return ["agent", "judge", *(["user"] if ntb.user == "llm" else []),
+        return [*([] if self.external else ["agent"]), "judge", *(["user"] if ntb.user == "llm" else []),
                 *(["api_simulator"] if ntb.api_simulator else [])]
 
     def graph(self, user=None, checkpointer=None):
         """The tool loop over the configured agent and API environment; ``user`` defaults to
         :meth:`tool_user` (a live session passes a person, with a ``checkpointer``)."""
         cfg = self.config
-        agent_client = self.runtime.client("agent")
-        variant = cfg.ntb.agent_variant
-        agent = (TextProtocolAgent(agent_client, cfg.run.judge_retries, variant) if self.protocol() == "text"
-                 else NativeToolAgent(agent_client, variant))
+        agent = self.tool_agent()
         env = CaseEnvironment(self.runtime.client("api_simulator") if cfg.ntb.api_simulator else None,
                               simulator_first=cfg.ntb.api_fallback == "simulator-first")
         return build_tool_loop_graph(agent, env, user or self.tool_user(), StoreStepSink(self.writer),
                                      checkpointer=checkpointer)
+
+    def tool_agent(self):
+        """The tool loop's agent: the team's own (:class:`ExternalToolAgent`), or the built-in one
+        of ``ntb.protocol`` and ``ntb.agent_variant`` on the agent role.
+
+        Raises:
+            ConfigError: the team's agent cannot be built, reached, or play NoisyToolBench."""
+        cfg = self.config
+        if self.external:
+            return ExternalToolAgent(self.runtime.external_agent)
+        agent_client, variant = self.runtime.client("agent"), cfg.ntb.agent_variant
+        return (TextProtocolAgent(agent_client, cfg.run.judge_retries, variant) if self.protocol() == "text"
+                else NativeToolAgent(agent_client, variant))
 
     def tool_user(self, paraphrase: bool = True) -> SimulatedToolUser:
         """The simulated user (its question match is also what a live ask step stores);
@@ -182,7 +215,9 @@ class NtbBatch:
         steps), ``run.concurrency`` at a time, and set the run's status; returns the progress."""
         self.writer.set_run_status(run_id, "running")
         rows = self.reader.interactions(run_id)
-        todo = [r for r in rows if r["status"] != "completed"]
+        # a case the agent under test failed (agent_error) is finished but not done: a resume
+        # gives the agent its step again
+        todo = [r for r in rows if r["status"] != "completed" or r.get("stop_reason") == "agent_error"]
         progress = Progress(total=len(rows), done=len(rows) - len(todo))
         if not todo:  # killed after its last case: no client (nor engine) is started
             return await finish_run(self.writer, run_id, progress, self.on_progress)
@@ -195,39 +230,66 @@ class NtbBatch:
                              self.config.retry)
 
     async def _case(self, run: dict, row: dict, case: Case, graph, progress: Progress) -> None:
-        iid, cfg = row["id"], self.config
+        iid = row["id"]
         self.writer.update_interaction(iid, status="running", error=None)
+        failure: AgentFailure | None = None
         try:
-            stored = self.reader.turns(iid)
-            steps = [json.loads(t["extra_json"]) for t in stored]
-            stop = ("answered" if steps and steps[-1]["type"] == "answer"
-                    else "max_steps" if len(steps) >= cfg.ntb.max_steps else None)
-            if stop is None:
-                model_calls = self._model_calls(iid)
-                trial = row.get("trial") or 1  # trial 1 samples with the roles' own seeds
-                with trial_seeds(json.loads(row.get("script_json") or "{}").get("seeds") if trial > 1 else None):
-                    final = await graph.ainvoke(
-                        tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
-                        {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
-                stop, steps = final["stop_reason"], final["steps"]
-            figures = await self.case_figures(case, steps, trial=row.get("trial") or 1)
-            self.writer.finish_interaction(iid, "completed", stop, len(steps), run_id=run["id"],
-                                           scores=[score_row(iid, figures)])
+            try:
+                stop, steps = await self._play(run, row, case, graph)
+            except AgentFailure as exc:  # the agent under test's result, not a crash: the case ends here
+                failure, stop, steps = exc, "agent_error", self._stored_steps(iid)
+            scores = []
+            if steps:  # a case the agent failed before its first step has nothing to score
+                figures = await self.case_figures(case, steps, trial=row.get("trial") or 1)
+                if failure is not None:
+                    figures.update(stop_reason="agent_error", agent_error=str(failure))
+                scores = [score_row(iid, figures)]
+            self.writer.finish_interaction(
+                iid, "completed", stop, len(steps), run_id=run["id"], scores=scores,
+                error=None if failure is None else json.dumps(failure.detail, ensure_ascii=False, default=str),
+                calls=[] if failure is None else call_rows(failure.calls, iid, len(steps) + 1))
         except Exception as exc:  # the case fails; the batch goes on and can resume it
             record_failure(self.writer, self.reader, iid, exc, progress, self.on_progress)
             return
         progress.done += 1
+        progress.agent_errors += int(failure is not None)
         progress.turns += len(steps)
         self.on_progress(progress)
+
+    def _stored_steps(self, iid: str) -> list[dict]:
+        return [json.loads(t["extra_json"]) for t in self.reader.turns(iid)]
+
+    async def _play(self, run: dict, row: dict, case: Case, graph) -> tuple[str, list[dict]]:
+        """Play the case on from its stored steps; its stop reason and steps.
+
+        Raises:
+            AgentFailure: the agent under test failed a step (the steps before it are stored)."""
+        iid, cfg = row["id"], self.config
+        steps = self._stored_steps(iid)
+        stop = ("answered" if steps and steps[-1]["type"] == "answer"
+                else "max_steps" if len(steps) >= cfg.ntb.max_steps else None)
+        if stop is not None:
+            return stop, steps
+        model_calls = self._model_calls(iid)
+        trial = row.get("trial") or 1  # trial 1 samples with the roles' own seeds
+        with trial_seeds(json.loads(row.get("script_json") or "{}").get("seeds") if trial > 1 else None), \
+                conversation(iid, run["id"], trial):
+            final = await graph.ainvoke(
+                tool_loop_state(iid, case, steps, model_calls, cfg.ntb.max_steps, cfg.ntb.max_model_calls),
+                {"recursion_limit": 3 * cfg.ntb.max_steps + 10})
+        return final["stop_reason"], final["steps"]
 
     def _model_calls(self, iid: str) -> int:
         """Agent calls that returned (failed attempts are stored too, but the loop counts calls)."""
         return sum(1 for c in self.reader.llm_calls(iid) if c["role"] == "agent" and c["error"] is None)
 
     async def case_figures(self, case: Case, steps: list[dict], trial: int = 1) -> dict[str, Any]:
-        """A case's stored figures: :meth:`score` plus the agent variant, the protocol, the case
-        and the trial (a live session is trial 1 of its case)."""
-        return {**await self.score(case, steps), "agent_variant": self.config.ntb.agent_variant,
+        """A case's stored figures: :meth:`score` plus the agent variant (``external:<adapter>``
+        for the team's agent), the protocol, the case and the trial (a live session is trial 1 of
+        its case)."""
+        cfg = self.config
+        variant = f"external:{cfg.run.agent}" if self.external else cfg.ntb.agent_variant
+        return {**await self.score(case, steps), "agent_variant": variant,
                 "protocol": self.protocol(), "task_id": case_key(case), "trial": trial}
 
     async def score(self, case: Case, steps: list[dict]) -> dict[str, Any]:
@@ -279,3 +341,6 @@ async def arun_ntb(runtime: Runtime, resume: str | None = None,
         return run_id, await batch.run(run_id)
     finally:
         writer.close()
+        if "external_agent" in vars(runtime):  # the team's agent was built: close its connections
+            from harness.adapters import close_agent
+            await close_agent(runtime.external_agent)

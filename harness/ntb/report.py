@@ -47,6 +47,24 @@ def text_tables(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def agent_error_lines(reader: StoreReader, run_id: str) -> list[str]:
+    """The run's cases that the agent under test failed (stop reason ``agent_error``), one line
+    each with its stored error; empty when there are none."""
+    failed = [i for i in reader.interactions(run_id) if i.get("stop_reason") == "agent_error"]
+    if not failed:
+        return []
+    lines = [f"agent errors: {len(failed)} case(s) ended with stop reason agent_error (the agent under test "
+             "failed; scored from the steps before the failure, a case with none is not in the tables; "
+             "--resume gives them their step again)"]
+    for i in failed:
+        try:
+            error = json.loads(i["error"] or "{}").get("error") or i["error"]
+        except (ValueError, AttributeError):
+            error = i["error"]
+        lines.append(f"  {i.get('task_id') or i['id']}: {str(error)[:300]}")
+    return lines
+
+
 def export_run(reader: StoreReader, run_id: str, out_dir: Path) -> list[Path]:
     """``cases.csv`` (official columns + category), ``transcripts.jsonl`` (the step logs, in
     the format ``score noisytoolbench`` reads) and ``summary.json`` (the tables)."""
