@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deskbench-installed
+# A real LangGraph server (`langgraph dev`, in-memory) for the `--agent langgraph` tests: its own
+# venv, because langgraph-api pins protobuf and grpcio below what deskbench's venv holds.
+LGVENV  := .venv-langgraph
+LGSTAMP := $(LGVENV)/.installed
 
-.PHONY: setup demo test test-fast bench clean-cache
+.PHONY: setup demo test test-fast bench clean-cache langgraph-server
 
 ## setup: create .venv and install deskbench with the llama.cpp server and the 1.5B model (idempotent)
 setup: $(STAMP)
@@ -27,9 +31,18 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(VENV)/bin/deskbench demo
 
+## langgraph-server: the LangGraph dev server (in-memory) the langgraph adapter tests start (idempotent)
+langgraph-server: $(LGSTAMP)
+
+$(LGSTAMP):
+	test -x $(LGVENV)/bin/python || $(PYTHON) -m venv $(LGVENV)
+	$(LGVENV)/bin/pip install --quiet 'langgraph-cli[inmem]==0.4.40' 'langgraph-api==0.16.7' \
+	    'langgraph-runtime-inmem==0.36.7' 'langgraph>=1.2,<1.3'
+	touch $(LGSTAMP)
+
 ## test: the whole test suite, including the slow integration tests on the real model
-test: setup
-	$(PY) -m pytest
+test: setup langgraph-server
+	DESKBENCH_LANGGRAPH_CLI=$(CURDIR)/$(LGVENV)/bin/langgraph $(PY) -m pytest
 
 ## test-fast: unit tests only (no real model)
 test-fast: setup
