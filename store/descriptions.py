@@ -76,14 +76,18 @@ TABLES: dict[str, dict] = {
             "problem_id": "The problem it is about.",
             "position": "Its place in the run's order.",
             "status": "running, completed, failed or abandoned (a live session left unfinished).",
-            "stop_reason": "Why it ended: solved, max_turns, user_ended, agent_ended, error ...",
+            "stop_reason": "Why it ended: solved, max_turns, user_ended, agent_ended (the agent said "
+                           "end), agent_error (the agent under test failed a turn for good), error ...",
             "summary": "The extractor's summary of the known solution the user simulator steers by.",
             "problem_statement": "The underlying problem the user simulator has in mind.",
             "n_turns": "How many turns it took.",
             "problem_source": "What the underlying problem was extracted from (solution, question, facts, task ...).",
             "started_at": "When it started (UTC).",
             "finished_at": "When it ended (UTC).",
-            "error": "The error that failed it, if it failed (a resume retries it).",
+            "error": "The error that failed it, if it failed (a resume retries it); for stop reason "
+                     "agent_error, the agent under test's failure as JSON: adapter, agent, kind (timeout, "
+                     "server_error, malformed ...), HTTP status, body excerpt, turn, attempts, the user's "
+                     "unanswered message.",
             "script_json": "A scripted user's messages, when the user was scripted, and the trial's "
                            "seeds per sampled role and the persona (JSON).",
             "trial": "Which trial of its task it is (1 to the run's trials; 1 in a one-trial run).",
@@ -106,12 +110,16 @@ TABLES: dict[str, dict] = {
             "agent_helpfulness": "The judge's agent-helpfulness score, 1-10, after any aid.",
             "solved": "1 when the solved-check found the problem solved at this turn, 0 when not.",
             "quality": "SelfScore's running quality after this turn.",
-            "input_tokens": "Prompt tokens of every model call of the turn.",
-            "output_tokens": "Generated tokens of every model call of the turn.",
-            "cost": "The turn's cost in the configured currency (0 on the embedded model).",
+            "input_tokens": "The agent's prompt tokens of the turn (empty: an agent under test that "
+                            "reported no usage, never 0).",
+            "output_tokens": "The agent's generated tokens of the turn (empty: not reported).",
+            "cost": "The turn's cost in the configured currency (0 on the embedded model; empty: the "
+                    "agent under test reported no usage).",
             "latency_ms": "The agent's reply time in milliseconds.",
             "created_at": "When the turn was stored (UTC).",
-            "extra_json": "Tool calls, voice measures, manipulation flags and anything else a benchmark keeps (JSON).",
+            "extra_json": "Tool calls, voice measures, manipulation flags and anything else a benchmark keeps "
+                          "(JSON); agent: for a team's own agent its adapter, name, messages, n_messages, end, "
+                          "usage (or \"not reported\"), trace (tool_calls, retrieved), latency_ms, ttft_ms, attempts.",
         },
     ),
     "judgments": dict(
@@ -149,12 +157,13 @@ TABLES: dict[str, dict] = {
             "interaction_id": "The conversation the call was made for.",
             "turn_index": "The turn it was made in.",
             "role": "The role that called: agent, user, judge, complexity, extractor.",
-            "purpose": "What the call was for (agent:reply, judge:solved:q1 ...).",
-            "model": "The model called.",
-            "input_tokens": "Prompt tokens.",
-            "output_tokens": "Generated tokens.",
+            "purpose": "What the call was for (agent:reply, judge:solved:q1 ...; agent:http, agent:python ...: "
+                       "a request to a team's own agent through that adapter).",
+            "model": "The model called (a team's own agent: its name).",
+            "input_tokens": "Prompt tokens (empty: an agent under test that reported no usage).",
+            "output_tokens": "Generated tokens (empty: not reported).",
             "latency_ms": "Time to the whole answer in milliseconds.",
-            "cost": "The call's cost (0 on the embedded model).",
+            "cost": "The call's cost (0 on the embedded model; empty: not reported).",
             "error": "The endpoint's error, for a failed call.",
             "created_at": "When it was made (UTC).",
             "cached_tokens": "Of the prompt tokens, those the server reused from its prompt cache.",
@@ -202,7 +211,8 @@ TABLES: dict[str, dict] = {
             "run_id": "The run its conversation is stored under.",
             "interaction_id": "Its conversation (interactions.id).",
             "mode": "user (the person asks the agent) or agent (the person answers as the agent).",
-            "agent": "The agent configuration: plain, rag, human.",
+            "agent": "The agent configuration: plain, rag, human, or a team's own agent's adapter (http, "
+                     "python, openai, langgraph, a2a).",
             "task_id": "The drawn task, if one was drawn.",
             "status": "active, ended or abandoned.",
             "created_at": "When it started (UTC).",
@@ -299,6 +309,41 @@ order by r.created_at""",
 from live_sessions ls left join interactions i on i.id = ls.interaction_id
 where ls.study_id = :study
 order by ls.created_at""",
+    ),
+    "agent_errors": dict(
+        title="Agent errors",
+        description="Conversations a team's own agent ended by failing a turn for good (stop reason "
+                    "agent_error): the turn, the kind of failure, the HTTP status, the body excerpt and "
+                    "the user's unanswered message (leave run empty for every run).",
+        sql="""select i.run_id, i.id as conversation, p.task_id, i.n_turns,
+       json_extract(i.error, '$.adapter') as adapter, json_extract(i.error, '$.agent') as agent,
+       json_extract(i.error, '$.turn') as turn, json_extract(i.error, '$.kind') as kind,
+       json_extract(i.error, '$.status') as status, json_extract(i.error, '$.attempts') as attempts,
+       json_extract(i.error, '$.body') as body, json_extract(i.error, '$.user_message') as user_message,
+       i.finished_at
+from interactions i left join problems p on p.id = i.problem_id
+where i.stop_reason = 'agent_error' and json_valid(i.error) and (:run = '' or i.run_id = :run)
+order by i.finished_at desc""",
+    ),
+    "agent_tool_calls": dict(
+        title="Agent tool calls per turn",
+        description="Each turn a team's own agent answered: how many tools it called and which, the "
+                    "passages it retrieved, its latency and whether it reported usage (its trace; leave "
+                    "run empty for every run).",
+        sql="""select t.interaction_id as conversation, t.turn_index,
+       json_extract(t.extra_json, '$.agent.adapter') as adapter,
+       json_extract(t.extra_json, '$.agent.agent') as agent,
+       coalesce(json_array_length(t.extra_json, '$.agent.trace.tool_calls'), 0) as tool_calls,
+       (select group_concat(json_extract(c.value, '$.name'), ', ')
+        from json_each(t.extra_json, '$.agent.trace.tool_calls') c) as tools,
+       coalesce(json_array_length(t.extra_json, '$.agent.trace.retrieved'), 0) as retrieved,
+       json_extract(t.extra_json, '$.agent.n_messages') as messages,
+       json_extract(t.extra_json, '$.agent.latency_ms') as latency_ms,
+       t.input_tokens, t.output_tokens, t.user_message, t.agent_message, i.run_id
+from turns t join interactions i on i.id = t.interaction_id
+where json_valid(t.extra_json) and json_extract(t.extra_json, '$.agent.adapter') is not null
+  and (:run = '' or i.run_id = :run)
+order by i.run_id, i.position, t.turn_index""",
     ),
 }
 """Named, parameterised read-only queries (``:run``, ``:task``, ``:study``)."""

@@ -22,7 +22,7 @@ def add_api(services: AppServices) -> None:
         return {"session": view.session_id, "status": view.status, "mode": view.mode,
                 "awaiting": view.awaiting, "stop_reason": view.stop_reason,
                 "messages": [{"role": m.role, "content": m.content} for m in view.messages],
-                "turns": len(view.turns)}
+                "turns": len(view.turns), "agent_error": view.agent_error}
 
     def guard(fn):
         @functools.wraps(fn)
@@ -34,9 +34,11 @@ def add_api(services: AppServices) -> None:
         return wrapper
 
     @guard
-    async def live_start(question: str, agent: str = "plain", request: gr.Request = None) -> dict:
-        """Start a free session as the user with your own problem (not yet sent)."""
+    async def live_start(question: str, agent: str = "", request: gr.Request = None) -> dict:
+        """Start a free session as the user with your own problem (not yet sent); ``agent``: one
+        of the app's agents (default its first: the team's own with ``--agent http``)."""
         check_start_rate(services, request)
+        agent = agent or services.config.app.agents[0]
         return view_dict(await live.start(mode="user", agent=agent, question=question))
 
     @guard

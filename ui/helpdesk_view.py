@@ -11,6 +11,7 @@ import base64
 import gradio as gr
 
 from harness.live.services import AppServices
+from harness.live.team_agent import agent_error_message
 from harness.live.views import SessionView, reply_spoken
 
 EMPTY_IDS = {"session": "", "participant": "", "study": "", "task": -1, "reply": ""}
@@ -45,9 +46,12 @@ def status_line(view: SessionView | None) -> str:
     """The line under the chat: what to do next, the turn count, or why the conversation ended."""
     if view is None:
         return "Describe your problem and press Send, or draw a task."
+    if view.stop_reason == "agent_error":  # a team's own agent failed a turn for good
+        return "⚠️ " + agent_error_message(view.agent_error)
     if view.status == "ended":
         reasons = {"solved": "the problem is solved", "max_turns": "the turn limit was reached",
-                   "user_ended": "you ended it", "agent_ended": "you ended it"}
+                   "user_ended": "you ended it",
+                   "agent_ended": "you ended it" if view.mode == "agent" else "the agent ended it"}
         return f"Conversation ended: {reasons.get(view.stop_reason, view.stop_reason)}. Thank you!"
     if view.status == "abandoned":
         return "Conversation ended before the first reply."

@@ -152,7 +152,9 @@ def build_organiser(services: AppServices) -> None:
         s_dataset = gr.Textbox(label="Task pool (built-in name or JSONL path)",
                                value=services.config.run.dataset)
         s_limit = gr.Number(label="Tasks from the pool (first N)", value=20, precision=0)
-        s_agents = gr.CheckboxGroup(["plain", "rag"], value=["plain"], label="Agents")
+        # the app's agents (``app.agents``): plain, rag with --kb, or a team's own (--agent http ...)
+        agents = services.config.app.agents
+        s_agents = gr.CheckboxGroup(agents, value=agents[:1], label="Agents")
         s_mode = gr.Radio([("Participants ask (they are the user)", "user"),
                            ("Participants answer (they are the agent)", "agent")],
                           value="user", label="Mode")

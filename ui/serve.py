@@ -73,13 +73,18 @@ def serve(args: argparse.Namespace) -> int:
         app["agents"] = ["plain", "rag"]
     run = {"dataset": args.dataset}
     if args.agent in EXTERNAL_AGENTS:  # people chat with the team's own agent (docs/agents.md)
-        app["agents"], run["agent"] = [args.agent], args.agent
+        # first: the free sessions' default; with --kb the built-in agents stay beside it (studies)
+        app["agents"], run["agent"] = [args.agent, *app.get("agents", [])], args.agent
         extra["agent"] = agent_overrides(args)
     try:
         config = build_config(args, run=run, extra=extra)
         services = AppServices(config)
         if args.agent in EXTERNAL_AGENTS:
-            services.runtime.external_agent  # noqa: B018 - built and checked before the app listens
+            try:
+                services.runtime.external_agent  # noqa: B018 - built and checked before the app listens
+            except ConfigError:
+                services.close()
+                raise
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -7,10 +7,12 @@ import asyncio
 
 from rich.markup import escape
 
+from harness.cli.agent_options import EXTERNAL_HELP, add_agent_options, agent_overrides
 from harness.cli.common import finish_report, progress_printer, add_config_args, build_config, console, out
 from harness.cli.defaults import config_options, stated_default
 from harness.cli.progress import progress_bar
-from harness.cli.selfscore import add_trial_options
+from harness.cli.run_parser import add_trial_options
+from harness.config import EXTERNAL_AGENTS
 
 ROUND_TRIP_BOUND = 0.10   # `voice check` fails above this corpus word error rate
 CHANNEL_OPTIONS = {"--tts": "voice.tts", "--telephone": "voice.telephone", "--snr": "voice.snr_db",
@@ -21,7 +23,8 @@ SIMULATE_OPTIONS = {**CHANNEL_OPTIONS, "--dataset": "run.dataset", "--limit": "r
                     "--concurrency": "run.concurrency", "--user": "run.user", "--name": "run.name",
                     "--trials": "run.trials", "--persona": "run.persona", "--voice-seed": "voice.seed",
                     "--turn-based": "voice.streaming",
-                    "--duplex": "voice.duplex", "--caller": "voice.caller", "--compute": "voice.compute"}
+                    "--duplex": "voice.duplex", "--caller": "voice.caller", "--compute": "voice.compute",
+                    "--agent": "run.agent"}
 """The config keys of ``call simulate``'s options."""
 LOCAL_OPTIONS = {"--max-turns": "run.max_turns", "--name": "run.name", "--tts": "voice.tts"}
 """The config keys of ``call local``'s options."""
@@ -44,16 +47,22 @@ def cmd_call_simulate(args: argparse.Namespace) -> int:
     from harness.selfscore.batch import arun_selfscore
     from harness.tasks.datasets import load_dataset
 
+    extra = _voice_overrides(args)
+    agent = agent_overrides(args)
+    if agent:  # a team's own agent, voiced by the harness's STT and TTS (docs/agents.md)
+        extra["agent"] = agent
     config = build_config(args, {"dataset": args.dataset, "limit": args.limit, "offset": args.offset,
                                  "max_turns": args.max_turns, "concurrency": args.concurrency,
                                  "name": args.name, "user": args.user, "trials": args.trials,
-                                 "persona": args.persona}, _voice_overrides(args))
+                                 "persona": args.persona, "agent": args.agent}, extra)
     dataset = load_dataset(config.run.dataset)
     v = config.voice
     console.print(f"[bold]deskbench[/] simulated calls: tts {v.tts}, stt {v.stt_model}, line {v.line or '-'}, telephone "
                   f"{'on' if v.telephone else 'off'}, noise {'off' if v.snr_db is None else f'{v.snr_db} dB SNR'}, "
                   f"{'streamed' if v.streaming else 'turn-based'}"
                   + (f", full duplex (caller {v.caller}, {v.compute} compute)" if v.duplex else "")
+                  + (f"; agent under test {config.agent.label(config.run.agent)} ({config.run.agent})"
+                     if config.run.agent in EXTERNAL_AGENTS else "")
                   + f"; store [cyan]{config.store}[/]")
     with Runtime(config) as runtime:
         with progress_bar(args.quiet, console) as bar:
@@ -184,6 +193,10 @@ def add_voice_commands(sub) -> None:
     p.add_argument("--max-turns", type=int, default=3, help="turns per call")
     p.add_argument("--concurrency", type=int, help="calls at once")
     p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated caller or each task's followups")
+    p.add_argument("--agent", choices=["plain", *EXTERNAL_AGENTS], help="who answers the calls: the "
+                   "paper's plain agent" + EXTERNAL_HELP + "; a text agent, spoken and heard through "
+                   "the harness's TTS and STT")
+    add_agent_options(p)
     p.add_argument("--name", help="run name")
     add_trial_options(p)
     p.add_argument("--voice-seed", type=int, help="seed of the channel noise (and of the duplex caller)")

@@ -15,6 +15,8 @@ FACE = {
     "NtbSessionView": "ntb_views",
     "SessionView": "views",
     "StudySpec": "studies",
+    "agent_error_message": "team_agent",
+    "agent_choices": "sessions",
     "chunk_wav": "speech",
     "reply_spoken": "views",
 }

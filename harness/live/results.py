@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.study.agent_report import failure_detail, turn_agent_extra
 from harness.study.agreement import human_llm_agreement
 from harness.study.export import export_run, write_csv
 from harness.study.report import report_markdown
@@ -82,6 +83,11 @@ def conversation_markdown(reader: StoreReader, live: LiveStore, interaction_id: 
              f"status {interaction['status']}, stop reason {interaction['stop_reason']}, "
              f"{interaction['n_turns'] or 0} turns", "",
              f"**Problem statement:** {interaction.get('problem_statement') or 'n/a'}", ""]
+    if interaction["stop_reason"] == "agent_error":
+        d = failure_detail(interaction)
+        lines += [f"**The agent under test failed** at turn {d.get('turn')}: {d.get('kind')} "
+                  f"(HTTP {d.get('status') or '-'}, {d.get('attempts')} attempt(s)): "
+                  f"{d.get('body') or d.get('error')}", ""]
     for j in by_turn.get(None, []):
         lines.append(f"- {_judgment(j)}")
     for t in reader.turns(interaction_id):
@@ -89,8 +95,24 @@ def conversation_markdown(reader: StoreReader, live: LiveStore, interaction_id: 
                   f"**Agent:** {t['agent_message']}", ""]
         lines += [f"- {_judgment(j)}" for j in by_turn.get(t["turn_index"], [])]
         latency = "n/a" if t["latency_ms"] is None else f"{t['latency_ms']:.0f} ms"  # None: a NoisyToolBench step
-        lines.append(f"- quality {t['quality']}, cost {t['cost']}, latency {latency}")
+        cost = "not reported" if t["cost"] is None and turn_agent_extra(t) else t["cost"]
+        lines.append(f"- quality {t['quality']}, cost {cost}, latency {latency}")
+        lines += _agent_trace_lines(t)
     return "\n".join(lines) + "\n"
+
+
+def _agent_trace_lines(turn: dict[str, Any]) -> list[str]:
+    """What a team's own agent reported of the turn: its tool calls and retrieved passages."""
+    extra = turn_agent_extra(turn)
+    trace = (extra or {}).get("trace")
+    if not isinstance(trace, dict):
+        return []
+    calls = [c for c in trace.get("tool_calls") or [] if isinstance(c, dict)]
+    passages = [p for p in trace.get("retrieved") or [] if isinstance(p, dict)]
+    out = [f"- tool call **{c.get('name')}** {json.dumps(c.get('arguments'), ensure_ascii=False)[:200]}"
+           + (f" -> {str(c.get('result'))[:200]}" if c.get("result") is not None else "") for c in calls]
+    out += [f"- retrieved {p.get('id')} (score {p.get('score')}): {str(p.get('text') or '')[:200]}" for p in passages]
+    return out
 
 
 def _judgment(j: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from harness.compose import ChatModelFactory, Runtime
-from harness.config import Config
+from harness.config import EXTERNAL_AGENTS, Config, ConfigError
 from harness.live.guards import LiveError, RateLimiter
 from harness.live.ntb_sessions import NtbLiveSessions
 from harness.live.sessions import LiveSessions
@@ -19,11 +19,25 @@ from harness.tasks.datasets import DatasetError, load_dataset
 from store import StoreReader, StoreWriter
 
 
+def check_app_agents(config: Config) -> None:
+    """A team's own agent in ``app.agents`` is the one ``run.agent`` and the ``agent`` section
+    describe (``python app.py --agent http --agent-url URL`` sets both).
+
+    Raises:
+        ConfigError: naming the setting to fix."""
+    other = [a for a in config.app.agents if a in EXTERNAL_AGENTS and a != config.run.agent]
+    if other:
+        raise ConfigError(f"app.agents names {', '.join(other)}, but run.agent is {config.run.agent!r}: the "
+                          f"app serves the team's agent that run.agent names; start it with --agent {other[0]} "
+                          "--agent-url URL (or --agent-target MODULE:ATTR).")
+
+
 class AppServices:
     """Owns the app's collaborators; :meth:`close` stops the engine and the writer."""
 
     def __init__(self, config: Config, chat_models: ChatModelFactory | None = None,
                  organiser_secret: str | None = None):
+        check_app_agents(config)
         self.config = config
         self.runtime = Runtime(config, chat_models)
         self.runtime.reasons_by_default = True  # the organiser page shows each score's reason
@@ -31,7 +45,7 @@ class AppServices:
         self.reader = StoreReader(config.store, must_exist=False)
         self.live = LiveSessions(self.runtime, self.writer, self.reader)
         self.ntb = NtbLiveSessions(self.runtime, self.writer, self.reader)  # a person as the NTB user
-        self.studies = Studies(self.live.store)
+        self.studies = Studies(self.live.store, config.app.agents)
         self.secret_generated = False
         secret = organiser_secret or os.environ.get(config.app.organiser_secret_env)
         if not secret:
@@ -71,7 +85,9 @@ class AppServices:
         """Start the embedded engine in the background so the first participant does not wait."""
         def start():
             try:
-                for role in ("agent", "judge"):
+                # a team's own agent (run.agent http, ...) needs no model of the agent role
+                roles = ("judge",) if self.config.run.agent in EXTERNAL_AGENTS else ("agent", "judge")
+                for role in roles:
                     spec = self.config.role(role)
                     if spec.embedded:
                         self.runtime.engine.base_url(spec.model)

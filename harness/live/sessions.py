@@ -41,19 +41,28 @@ from harness.live.guards import LiveError, RateLimiter, clean_message, dropping_
 from harness.live.memory import IdleMemory
 from harness.live.person import LiveAgent, LiveUser
 from harness.live.ratings import HumanRatings
+from harness.live.team_agent import FailureKeeper
 from harness.live.views import LiveUpdate, SessionView
 from harness.live.voice_messages import SpokenMessages
 from harness.models.traffic import yielding
 from harness.selfscore import prompts
-from harness.selfscore.batch import StoreTurnSink, history_from_turns, new_run, prepare_problem, run_name
+from harness.selfscore.batch import (StoreTurnSink, agent_error_text, failed_turn_calls, history_from_turns,
+                                     new_run, prepare_problem, run_name)
 from harness.selfscore.figures import interaction_figures, score_row
 from harness.selfscore.scoring import SCORER_VERSION
+from harness.study.agent_report import failure_detail
 from harness.tasks.datasets import Task
 from store import StoreReader, StoreWriter
 from store.live import LiveStore
 from store.schema import StoreError
 
 MODES = ("user", "agent")
+
+
+def agent_choices(app_agents) -> tuple[str, ...]:
+    """The agents a session may name: plain and rag, and those the app serves (``app.agents``:
+    a team's own agent, ``python app.py --agent http --agent-url URL``)."""
+    return tuple(dict.fromkeys(("plain", "rag", *app_agents)))
 
 
 class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
@@ -71,6 +80,7 @@ class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
             ("graphs.protocols", name) for name in ("Problem", "Message", "Reply", "Judgment", "LLMCall")]))
         self.limiter = RateLimiter(self.app.messages_per_minute, clock)
         self._graphs: dict[tuple[str, str], Any] = {}
+        self._keepers: dict[tuple[str, str], FailureKeeper] = {}  # the agent of each user-mode graph
         self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._runs: dict[tuple[str, str, str], str] = {}
         self._create_lock = threading.Lock()
@@ -84,8 +94,9 @@ class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
     def _graph(self, mode: str, agent: str):
         key = (mode, agent)
         if key not in self._graphs:
-            if mode == "user":
-                user, helper = LiveUser(), self.runtime.llm_agent(agent)
+            if mode == "user":  # a team's own agent's failure is kept for the store (team_agent)
+                user = LiveUser()
+                helper = self._keepers[key] = FailureKeeper(self.runtime.llm_agent(agent))
             else:
                 user, helper = self.runtime.simulated_user(), LiveAgent()
             self._graphs[key] = self.runtime.selfscore_graph(
@@ -138,8 +149,9 @@ class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
         """
         if mode not in MODES:
             raise LiveError(f"Unknown mode {mode!r}; use 'user' (you ask) or 'agent' (you answer).")
-        if agent not in ("plain", "rag"):
-            raise LiveError(f"Unknown agent {agent!r}; use 'plain' or 'rag'.")
+        allowed = agent_choices(self.app.agents)
+        if agent not in allowed:
+            raise LiveError(f"Unknown agent {agent!r}; use {' or '.join(repr(a) for a in allowed)}.")
         if task is None:
             if mode == "agent":
                 raise LiveError("Answering as the agent needs a task: draw one from the task set.")
@@ -261,8 +273,11 @@ class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
                             yield LiveUpdate(partial=partial)
             snapshot = await graph.aget_state(self._thread(session_id))
             ended = not snapshot.next
-            if ended:  # the graph ended: solved or max turns
-                await self._finish(sess, snapshot.values.get("stop_reason"))
+            if ended:  # the graph ended: solved, max turns, the agent ended it or failed
+                stop = snapshot.values.get("stop_reason")
+                keeper = self._keepers.get((sess["mode"], sess["agent"]))
+                failure = keeper.pop(sess["interaction_id"]) if keeper and stop == "agent_error" else None
+                await self._finish(sess, stop, {**snapshot.values, "agent_failure": failure})
         yield LiveUpdate(view=await self.view(session_id))
 
     async def end(self, session_id: str, participant_id: str | None = None) -> SessionView:
@@ -274,15 +289,20 @@ class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
                 await self._finish(sess, "user_ended" if sess["mode"] == "user" else "agent_ended")
         return await self.view(session_id)
 
-    async def _finish(self, sess: dict[str, Any], stop_reason: str | None) -> None:
+    async def _finish(self, sess: dict[str, Any], stop_reason: str | None,
+                      final: dict[str, Any] | None = None) -> None:
+        """End the session's conversation; ``final``: the graph's last state, whose
+        ``agent_failure`` (a team's agent failed a turn) is stored like a batch's."""
         iid = sess["interaction_id"]
         n_turns = len(self.reader.turns(iid))
-        if n_turns == 0:
+        failure = (final or {}).get("agent_failure")
+        if n_turns == 0 and failure is None:
             self.writer.finish_interaction(iid, "abandoned", stop_reason, 0,
                                            error="ended before the first turn")
             self.store.end_session(sess["id"], "abandoned")
         else:
-            self.writer.finish_interaction(iid, "completed", stop_reason, n_turns)
+            self.writer.finish_interaction(iid, "completed", stop_reason, n_turns, error=agent_error_text(failure),
+                                           calls=failed_turn_calls(final, iid) if failure else ())
             self.store.end_session(sess["id"], "ended")
             run = self.reader.run(sess["run_id"])
             row = {**self.reader.interaction(iid), "stop_reason": stop_reason,
@@ -314,5 +334,6 @@ class LiveSessions(IdleMemory, SpokenMessages, HumanRatings):
                 messages = list(history) or messages
         row = self.store.interaction_with_problem(sess["interaction_id"])
         scenario = None if sess["task_id"].startswith("live-") else row["question"]
+        failed = failure_detail(row) if row.get("stop_reason") == "agent_error" else None
         return SessionView(session_id, sess["mode"], sess["agent"], sess["status"], scenario,
-                           messages, awaiting, row.get("stop_reason"), turns, self.app.max_turns)
+                           messages, awaiting, row.get("stop_reason"), turns, self.app.max_turns, failed)

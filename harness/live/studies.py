@@ -22,7 +22,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 
 from harness.live.guards import LiveError
-from harness.live.sessions import MODES
+from harness.live.sessions import MODES, agent_choices
 from harness.tasks.datasets import Dataset, DatasetError, Task, load_dataset
 from store.live import LiveStore
 
@@ -48,10 +48,13 @@ class StudySpec:
 
 
 class Studies:
-    """Creates studies, admits participants and assigns them tasks."""
+    """Creates studies, admits participants and assigns them tasks. ``agents``: the app's
+    ``app.agents`` (a team's own agent, ``--agent http``, among them), which a study may name
+    beside plain and rag."""
 
-    def __init__(self, store: LiveStore):
+    def __init__(self, store: LiveStore, agents: tuple[str, ...] | list[str] = ()):
         self.store = store
+        self.agents = agent_choices(agents)
         self._key = self._pseudonym_key()
         self._datasets: dict[str, Dataset] = {}
         self._lock = threading.Lock()
@@ -80,8 +83,8 @@ class Studies:
             raise LiveError(f"Mode must be 'user' (participants ask) or 'agent' (participants "
                             f"answer), not {spec.mode!r}.")
         agents = [a for a in spec.agents if a]
-        if not agents or any(a not in ("plain", "rag") for a in agents):
-            raise LiveError(f"Agents must be one or more of plain, rag; got {spec.agents!r}.")
+        if not agents or any(a not in self.agents for a in agents):
+            raise LiveError(f"Agents must be one or more of {', '.join(self.agents)}; got {spec.agents!r}.")
         if spec.mode == "agent" and len(agents) > 1:
             raise LiveError("In mode 'agent' the participants are the agent: choose one agent entry.")
         if spec.max_sessions < 1:

@@ -38,6 +38,9 @@ class SessionView:
     stop_reason: str | None
     turns: list[dict[str, Any]] = field(default_factory=list)  # stored turns with LLM judgments
     max_turns: int = 0
+    #: stop reason agent_error: what the team's agent under test failed with (adapter, agent, kind,
+    #: status, turn, attempts; ``harness.live.team_agent.agent_error_message`` words it)
+    agent_error: dict[str, Any] | None = None
 
     @property
     def last_turn(self) -> int:

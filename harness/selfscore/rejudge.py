@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.aids.profiles import AIDS
-from harness.config import Config
+from harness.config import EXTERNAL_AGENTS, Config
 from harness.selfscore import prompts
 from harness.selfscore.batch import SelfScoreBatch, new_run, run_name
 from harness.selfscore.scoring import SCORER_VERSION
@@ -48,7 +48,8 @@ def rejudge_config(source: dict[str, Any], role_overrides: dict[str, dict[str, A
     tree["run"].update(user="scripted", agent="replay", stop_on_solved=False, offset=0, trials=1,
                        max_turns=max(n_turns, 1), name=None)
     config = Config.model_validate(tree)
-    label = ("human" if source_agent == "human"
+    label = ("human" if source_agent == "human" else config.agent.label(source_agent)
+             if source_agent in EXTERNAL_AGENTS
              else config.role("agent").label() + ("+rag" if source_agent == "rag" else ""))
     config.run.name = run_name(config, agent_label=label)
     return config
@@ -82,7 +83,9 @@ def replays(reader: StoreReader, run: dict[str, Any]) -> list[Replay]:
         ValueError: when the run has no completed interaction to re-judge.
     """
     out: list[Replay] = []
-    agent_model = run["models"].get("agent", "unknown")
+    source = run["config"].get("run", {}).get("agent", "plain")
+    agent_model = (Config.model_validate(run["config"]).agent.label(source) if source in EXTERNAL_AGENTS
+                   else run["models"].get("agent", "unknown"))
     prefix = f"{run['id']}:"
     for i in reader.interactions(run["id"]):
         if i["status"] != "completed":
@@ -98,8 +101,13 @@ def replays(reader: StoreReader, run: dict[str, Any]) -> list[Replay]:
                     "agent_replies": [t["agent_message"] for t in turns],
                     "agent_calls": [
                         {"role": "agent", "purpose": "agent:replayed", "model": agent_model,
-                         "input_tokens": t["input_tokens"] or 0, "output_tokens": t["output_tokens"] or 0}
+                         "input_tokens": t["input_tokens"] or 0, "output_tokens": t["output_tokens"] or 0,
+                         # an agent under test that reported no usage stays "not reported" (NULL)
+                         "usage_reported": t["input_tokens"] is not None}
                         for t in turns],
+                    # an agent under test's trace of each reply (judge_sees_trace reads it again)
+                    "agent_traces": [(json.loads(t["extra_json"] or "{}").get("agent") or {}).get("trace")
+                                     for t in turns],
                     "problem_statement": i["problem_statement"],
                     "problem_source": i["problem_source"]},
             trial=i.get("trial"), persona=i.get("persona")))

@@ -9,12 +9,15 @@ from harness.face import lazy_face
 
 FACE = {
     "PASS_K_PNG": "trial_report",
+    "agent_figures": "agent_report",
+    "agent_lines": "agent_report",
     "agreement_line": "label_agreement",
     "agreement_markdown": "label_agreement",
     "agreement_summary": "label_agreement",
     "call_lines": "call_report",
     "compare_trials": "noise",
     "export_run": "export",
+    "failure_detail": "agent_report",
     "human_llm_agreement": "agreement",
     "noise_lines": "noise",
     "pass_k_figures": "trials",
@@ -25,6 +28,7 @@ FACE = {
     "run_distributions_png": "report_plots",
     "trial_lines": "trial_report",
     "trial_summary": "trials",
+    "turn_agent_extra": "agent_report",
     "voice_lines": "voice_report",
     "write_csv": "export",
     "write_html_report": "html_report",

@@ -7,12 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from harness.selfscore.scoring import EXPORT_FIELDS
+from harness.study.agent_report import failure_detail, turn_agent_extra
 from harness.study.trials import trial_summary
 from harness.tasks.jsonl import atomic_write, write_jsonl
 from store import StoreReader
 
 INTERACTION_EXTRA = ("task_id", "trial", "persona", "formula", "judge_model", "complexity_model", "prompt_version",
                      "scorer_version", "profile", "aids_on", "failed_user_judgments", "failed_agent_judgments")
+AGENT_TURN_FIELDS = {"agent_adapter": "adapter", "agent_name": "agent", "agent_messages": "messages",
+                     "agent_n_messages": "n_messages", "agent_end": "end", "agent_usage": "usage",
+                     "agent_trace": "trace", "agent_latency_ms": "latency_ms", "agent_ttft_ms": "ttft_ms",
+                     "agent_attempts": "attempts"}
+"""The per-turn export's columns of a team's own agent (``extra_json`` -> ``agent``): its messages,
+usage (or "not reported"), trace, latency, time to first token and attempts."""
 
 
 def _aids_on(score: dict[str, Any]) -> str | None:
@@ -24,20 +31,39 @@ def _aids_on(score: dict[str, Any]) -> str | None:
 
 
 def interaction_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
-    """One row per scored interaction: the export fields, then provenance."""
+    """One row per scored interaction: the export fields, then provenance; in a run where the
+    agent under test failed a conversation, ``agent_error`` (the failure's detail as JSON: kind,
+    status, body excerpt, turn) on every row (empty where it did not fail)."""
+    failed = {i["id"]: i for i in reader.interactions(run_id) if i.get("stop_reason") == "agent_error"}
     rows = []
     for s in reader.scores(run_id):
         f = s["figures"]
         row = {k: f.get(k) for k in EXPORT_FIELDS}
         row.update({k: f.get(k, s.get(k)) for k in INTERACTION_EXTRA})
         row["aids_on"] = _aids_on(s)
+        if failed:
+            i = failed.get(s["interaction_id"])
+            row["agent_error"] = json.dumps(failure_detail(i), ensure_ascii=False) if i else None
         rows.append(row)
     return rows
 
 
+def agent_turn_fields(turn: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`AGENT_TURN_FIELDS` of a turn a team's own agent answered ({} for other turns);
+    NoisyToolBench steps add ``agent_tool_calls``."""
+    extra = turn_agent_extra(turn)
+    if extra is None:
+        return {}
+    out = {column: extra.get(key) for column, key in AGENT_TURN_FIELDS.items()}
+    if "tool_calls" in extra:
+        out["agent_tool_calls"] = extra["tool_calls"]
+    return out
+
+
 def turn_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
     """One row per stored turn, with each judgment's reason, status, the judge's own answer
-    (``*_judge``) and the aids that ran on it (``*_aids``, JSON)."""
+    (``*_judge``) and the aids that ran on it (``*_aids``, JSON); a turn a team's own agent
+    answered adds its trace, usage, latency and messages (:func:`agent_turn_fields`)."""
     judgments: dict[tuple, dict] = {}
     for j in reader.judgments_for_run(run_id):
         judgments[(j["interaction_id"], j["turn_index"], j["kind"])] = j
@@ -55,6 +81,7 @@ def turn_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
                 # the judge's own answer before any aid, and the aids that moved it
                 row[f"{kind}_judge"] = j.get("judge_score") if j else None
                 row[f"{kind}_aids"] = j.get("aids_json") if j else None
+            row.update(agent_turn_fields(t))
             rows.append(row)
     return rows
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.selfscore.scoring import summarize
+from harness.study.agent_report import NOT_REPORTED, agent_figures, agent_lines
 from harness.study.conversation_report import conversation_lines
 from harness.study.profile_report import profile_lines
 from harness.study.trial_report import persona_lines, trial_lines
@@ -27,7 +28,8 @@ def _fmt(v: Any, digits: int = 2) -> str:
 
 def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | None = None) -> str:
     """The Markdown report of a stored run: its settings, summary figures with a bootstrap CI of
-    the mean final score, how the conversations went, failed interactions and judgments, the
+    the mean final score, how the conversations went, the agent under test (a team's own agent:
+    its failures, latency, trace and usage), failed interactions and judgments, the
     figures over trials (pass^k, spread, noise floor) and by persona, one table row per interaction, model calls, voice figures (if any), and ``sanity_lines`` (a
     judge sanity check's output) when given."""
     run = reader.run(run_id)
@@ -49,13 +51,18 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
         "", "## Summary", "",
         "| figure | value |", "|---|---|",
     ]
+    agent = agent_figures(reader, run_id)
     for key, value in summary.items():
-        lines.append(f"| {key} | {_fmt(value)} |")
+        # an agent under test that reported no usage: its cost is "not reported", never 0
+        unreported = value is None or (agent is not None and agent["usage"] == NOT_REPORTED)
+        shown = NOT_REPORTED if key == "total_cost" and figures and unreported else _fmt(value)
+        lines.append(f"| {key} | {shown} |")
     ci = bootstrap_ci([f.get("final_score") for f in figures])
     lines.append("| mean_final_score 95% CI (bootstrap over interactions) | "
                  + (f"[{_fmt(ci['low'])}, {_fmt(ci['high'])}] |" if ci["low"] is not None
                     else f"n/a ({ci['reason']}) |"))
     lines += conversation_lines(reader, run_id)
+    lines += agent_lines(reader, run_id, agent) if agent else []
     if failed:
         lines += ["", f"{len(failed)} interaction(s) failed and are not scored; "
                   f"finish them with `deskbench run --resume {run_id}`:"]

@@ -11,6 +11,17 @@ def _s(ms: float | None) -> str:
     return f"{(ms or 0) / 1000:.1f}"
 
 
+def _tokens(value: int | None) -> str:
+    """A token sum; NULL where no call reported it (an agent under test without ``usage``)."""
+    return "not reported" if value is None else str(value)
+
+
+def _evaluated(c: dict) -> str:
+    if c["input_tokens"] is None:
+        return "-"
+    return str(c["input_tokens"] - (c["cached_tokens"] or 0))
+
+
 def usage_lines(reader: StoreReader, run_id: str) -> list[str]:
     """Markdown lines: "## Model calls" (per role and model) and "## Model calls per turn"
     (per turn index and role, summed over the run's conversations; turn "-" is the work done
@@ -20,10 +31,10 @@ def usage_lines(reader: StoreReader, run_id: str) -> list[str]:
              "first token s | errors |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for c in reader.llm_call_totals(run_id):
-        evaluated = (c["input_tokens"] or 0) - (c["cached_tokens"] or 0)
         first = f"{_s(c['ttft_ms'])} ({c['streamed']} streamed)" if c["streamed"] else "-"
-        lines.append(f"| {c['role']} | {c['model']} | {c['calls']} | {c['input_tokens']} | {evaluated} | "
-                     f"{c['cached_tokens']} | {c['output_tokens']} | {_s(c['latency_ms'])} | {first} | "
+        lines.append(f"| {c['role']} | {c['model']} | {c['calls']} | {_tokens(c['input_tokens'])} | "
+                     f"{_evaluated(c)} | {c['cached_tokens']} | {_tokens(c['output_tokens'])} | "
+                     f"{_s(c['latency_ms'])} | {first} | "
                      f"{c['errors']} |")
     rows = reader.llm_call_totals(run_id, by_turn=True)
     if not rows:
@@ -35,8 +46,7 @@ def usage_lines(reader: StoreReader, run_id: str) -> list[str]:
               "| turn | role | conversations | calls | evaluated | cached | generated | s |",
               "|---|---|---|---|---|---|---|---|"]
     for c in rows:
-        evaluated = (c["input_tokens"] or 0) - (c["cached_tokens"] or 0)
         turn = "-" if c["turn_index"] is None else c["turn_index"]
-        lines.append(f"| {turn} | {c['role']} | {c['interactions']} | {c['calls']} | {evaluated} | "
-                     f"{c['cached_tokens']} | {c['output_tokens']} | {_s(c['latency_ms'])} |")
+        lines.append(f"| {turn} | {c['role']} | {c['interactions']} | {c['calls']} | {_evaluated(c)} | "
+                     f"{c['cached_tokens']} | {_tokens(c['output_tokens'])} | {_s(c['latency_ms'])} |")
     return lines

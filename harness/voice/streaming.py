@@ -7,7 +7,9 @@ handler, as LangGraph's message stream is) and feeds every token to a
 :class:`SentenceSplitter`. Each finished sentence (the first one may end at a comma, so that
 speech starts sooner) goes on a queue; a TTS worker speaks the queue in order while the rest is
 generated. A model that does not stream (a fake chat model, ``stream=False``) gives its sentences
-when the whole reply is done: the turn-based timing, through the same pipeline.
+when the whole reply is done: the turn-based timing, through the same pipeline. So does an agent
+whose text never passes through a chat model's callbacks (a team's own agent, reached through
+``harness.adapters``): its whole reply is split and spoken sentence by sentence when it returns.
 
 Times are milliseconds from the agent's request: when each sentence's text was complete
 (``text_ms``) and when its audio was ready (``audio_ms``). A retried model call restarts the
