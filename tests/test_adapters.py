@@ -393,3 +393,43 @@ def test_shards_of_a_run_get_the_headers_it_never_stored_and_a_re_plan_retries_a
     assert [list(s.interaction_ids) for s in specs] == [[rows["disk"]["id"]]]  # exactly the failed one
     rows = {r["id"].split(":", 1)[1]: r for r in StoreReader(cfg.store).interactions(run_id)}
     assert rows["disk"]["stop_reason"] == "agent_ended" and rows["disk"]["n_turns"] == 1
+
+
+# -- bad input, the way a user meets it: one line, exit 2, nothing stored ------------------------
+@pytest.mark.parametrize("argv,named", [
+    (["--agent", "python", "--agent-target", "no_such_module_xyz:agent"], "does not import"),
+    (["--agent", "python", "--agent-target", "tests.test_adapters:NOT_CALLABLE"], "neither a callable"),
+    (["--agent", "http"], "--agent http needs agent.url: pass --agent-url URL"),
+    (["--agent", "http", "--agent-url", "http://127.0.0.1:{port}/chat", "--agent-header",
+      "Authorization=Bearer ${UNSET_BOT_TOKEN_XYZ}"], "UNSET_BOT_TOKEN_XYZ, which is not set"),
+    (["--agent", "http", "--agent-url", "http://127.0.0.1:{port}/chat"], "cannot reach the agent"),
+])
+def test_deskbench_run_refuses_a_bad_agent_in_one_line(tmp_path, argv, named):
+    import subprocess
+    import sys
+    from pathlib import Path
+    from tests.agent_server import free_port
+    port = free_port()
+    argv = [a.replace("{port}", str(port)) for a in argv]
+    store = tmp_path / "s.sqlite"
+    exe = Path(sys.executable).with_name("deskbench")
+    import os
+    proc = subprocess.run([str(exe), "run", "--store", str(store), "--limit", "1", "--quiet", *argv],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent,
+                          env={**os.environ, "COLUMNS": "400"})  # a wide terminal: the message is one line
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("error:") and named in lines[-1], proc.stderr
+    assert not store.exists() or StoreReader(store).runs() == []
+
+
+def test_the_live_app_refuses_an_unreachable_agent_before_it_listens(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    from tests.agent_server import free_port
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "app.py", "--store", str(tmp_path / "s.sqlite"), "--port", "0",
+                           "--agent", "http", "--agent-url", f"http://127.0.0.1:{free_port()}/chat"],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    assert proc.returncode == 2 and "cannot reach the agent" in proc.stderr and "Start it, or fix the URL" in proc.stderr
