@@ -433,3 +433,40 @@ def test_the_live_app_refuses_an_unreachable_agent_before_it_listens(tmp_path):
                            "--agent", "http", "--agent-url", f"http://127.0.0.1:{free_port()}/chat"],
                           capture_output=True, text=True, timeout=120, cwd=root)
     assert proc.returncode == 2 and "cannot reach the agent" in proc.stderr and "Start it, or fix the URL" in proc.stderr
+
+
+def _slow_once_graph():
+    """retrieve, then an answer that hangs on its first call (a turn cut off by the timeout)."""
+    calls = {"n": 0}
+
+    def retrieve(state):
+        call = {"name": "search_kb", "args": {"q": "x"}, "id": f"t{len(state['messages'])}"}
+        return {"messages": [AIMessage("", tool_calls=[call]), ToolMessage("kb", tool_call_id=call["id"])]}
+
+    async def answer(state):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            await asyncio.sleep(5)
+        humans = [m for m in state["messages"] if m.type == "human"]
+        return {"messages": [AIMessage(f"reply to {len(humans)} human message(s)")]}
+    g = StateGraph(MessagesState)
+    g.add_node("retrieve", retrieve)
+    g.add_node("answer", answer)
+    g.add_edge(START, "retrieve")
+    g.add_edge("retrieve", "answer")
+    g.add_edge("answer", END)
+    return g.compile(checkpointer=MemorySaver())
+
+
+async def test_a_graph_turn_cut_off_by_the_timeout_is_retried_on_a_reset_thread_and_run_metadata_is_safe():
+    from harness.adapters.graph_agent import GraphAgent
+    graph = _slow_once_graph()
+    agent = GraphAgent(graph, "g", policy=policy(), timeout_s=0.5)
+    problem = Problem("conv-timeout", "q", None, None, context={"run_id": "r1", "task_id": "t", "trial": 1})
+    first = await agent.respond(problem, HISTORY[:1])
+    assert first.extra["attempts"] == 2 and first.text == "reply to 1 human message(s)"  # not 2: no duplicate
+    # turn 2 (same run_id in the metadata each turn): the graph answers the new message, not turn 1 again
+    second = await agent.respond(problem, [*HISTORY[:1], Message("agent", first.text), Message("user", "again")])
+    assert second.text == "reply to 2 human message(s)"
+    held = (await graph.aget_state({"configurable": {"thread_id": "conv-timeout"}})).values["messages"]
+    assert [m.content for m in held if m.type == "human"] == ["My wifi drops.", "again"]

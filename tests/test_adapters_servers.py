@@ -537,7 +537,8 @@ async def test_langgraph_turns_are_runs_on_one_thread_with_trace_and_usage(langg
     assert sum(r["path"] == "/threads" for r in mine) == 1  # the thread made once, on the first turn
     runs = [r for r in mine if r["path"].endswith("/wait" if not stream else "/stream")]
     assert runs[1]["body"]["input"] == {"messages": [{"role": "user", "content": "again"}]}
-    assert runs[0]["body"]["metadata"] == {"run_id": "run-1", "task_id": "wifi", "trial": 1, "persona": "cooperative"}
+    assert runs[0]["body"]["metadata"] == {"deskbench_run_id": "run-1", "deskbench_task_id": "wifi", "deskbench_trial": 1,
+                                           "deskbench_persona": "cooperative"}
     assert runs[0]["body"]["assistant_id"] == "agent" and runs[0]["body"]["multitask_strategy"] == "rollback"
     assert all(r["headers"]["x-api-key"] == "s3" and r["headers"]["x-team"] == "desk" for r in mine)
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graphs.protocols import Problem
 from harness.adapters.contract import AgentResponse, ContractError
@@ -66,13 +67,19 @@ class GraphAgent(ExternalAgent):
 
     async def send(self, request: dict[str, Any], problem: Problem) -> Sent:
         """Invoke the graph on the conversation's thread with the new message (or the history)."""
+        # the run's metadata under deskbench_* names: LangGraph reads metadata["run_id"] equal to
+        # the thread's last run's as re-entry into that run, resumes it and drops the new message
         config = {"configurable": {"thread_id": request["conversation_id"]},
-                  "metadata": {k: v for k, v in request["metadata"].items() if v is not None}}
-        if self.remembers and await self._thread_has_messages(config):
-            inputs = [HumanMessage(request["message"])]
+                  "metadata": {f"deskbench_{k}": v for k, v in request["metadata"].items() if v is not None}}
+        history = [HumanMessage(m["content"]) if m["role"] == "user" else AIMessage(m["content"])
+                   for m in request["messages"]]
+        held = await self._thread_conversation(config) if self.remembers else None
+        if held is not None and held == [(m["role"], m["content"]) for m in request["messages"][:-1]]:
+            inputs: list = [history[-1]]  # the graph remembers the conversation: the new message only
+        elif held:  # a thread that went another way (a turn cut off by a timeout, then retried): reset
+            inputs = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *history]
         else:  # no memory, or a thread it has not seen (a run resumed in a new process)
-            inputs = [HumanMessage(m["content"]) if m["role"] == "user" else AIMessage(m["content"])
-                      for m in request["messages"]]
+            inputs = history
         state = await self.graph.ainvoke({"messages": inputs}, config)
         messages = state.get("messages") if isinstance(state, dict) else None
         if not messages:
@@ -80,6 +87,24 @@ class GraphAgent(ExternalAgent):
                                 "its conversation in a 'messages' key (MessagesState)")
         return Sent(response_of(new_messages(messages)))
 
-    async def _thread_has_messages(self, config: dict) -> bool:
+    async def _thread_conversation(self, config: dict) -> list[tuple[str, str]]:
+        """The user and assistant texts the graph's thread holds (tool steps left out)."""
         snapshot = await self.graph.aget_state(config)
-        return bool((snapshot.values or {}).get("messages"))
+        out = []
+        for m in (snapshot.values or {}).get("messages") or []:
+            if isinstance(m, HumanMessage):
+                out.append(("user", message_text(m)))
+            elif isinstance(m, AIMessage) and message_text(m).strip():
+                out.append(("assistant", message_text(m)))
+        return _joined_turns(out)
+
+
+def _joined_turns(texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Consecutive assistant texts as one (a turn's several messages, as the contract joins them)."""
+    out: list[tuple[str, str]] = []
+    for role, text in texts:
+        if out and role == "assistant" and out[-1][0] == "assistant":
+            out[-1] = ("assistant", out[-1][1] + "\n\n" + text)
+        else:
+            out.append((role, text))
+    return out

@@ -215,7 +215,9 @@ class LangGraphServerAgent(ExternalAgent):
         """The run's input (the new message, or the whole conversation for a thread without it)
         or its resume command, its metadata, and ``rollback`` of a run still going on the thread
         (an earlier attempt that timed out)."""
-        payload: dict[str, Any] = {"metadata": {k: v for k, v in request["metadata"].items() if v is not None},
+        # deskbench_* names: a "run_id" in a run's metadata would read as the server's own run id
+        payload: dict[str, Any] = {"metadata": {f"deskbench_{k}": v for k, v in request["metadata"].items()
+                                                if v is not None},
                                    "multitask_strategy": "rollback"}
         if thread.interrupted:
             payload["command"] = {"resume": request["message"]}

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
     try:
         return args.func(args)
     except (ConfigError, DatasetError, EngineError, ModelFileError, StoreError, ValueError) as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)  # one line, any width
         return 2
     except CircuitOpenError as exc:  # docs/reliability.md: the run stopped cleanly, resumable
         console.print(f"[red]stopped:[/] {escape(str(exc))}. Every finished turn is stored; resume with "
