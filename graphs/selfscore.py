@@ -10,6 +10,11 @@ question holds); ``judge_agent`` scores the agent's reply and runs the solved-ch
 the extracted problem (the two calls are independent and run concurrently); ``record_turn``
 prices the turn, computes its quality and hands the whole turn to the sink, which commits it
 before the next turn starts.
+
+An agent under test that fails a turn for good (``AgentFailure``: retries spent, a timeout, a
+malformed response) ends the conversation with stop reason ``agent_error``: its reply is not
+judged and the unanswered turn is not recorded (the batch stores the failure with the
+interaction). A reply whose ``extra`` says ``end`` ends it with ``agent_ended`` after the turn.
 """
 from __future__ import annotations
 
