@@ -109,3 +109,37 @@ def test_the_deskbench_script_starts_without_gradio():
                            "print(sorted(m for m in ('gradio', 'harness.live.services', 'ui.app') if m in sys.modules))"],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_python_app_py_with_the_teams_http_agent_serves_a_conversation_with_its_trace(endpoint, tmp_path):
+    """``python app.py --agent http --agent-url URL`` as the README gives it: people chat with the
+    team's agent (a real HTTP agent), the judges on the fake endpoint; the turn keeps its trace."""
+    import json
+    from tests.agent_server import ScriptedAgent, serve
+    store = tmp_path / "study.sqlite"
+    bot = ScriptedAgent()
+    with serve(bot) as agent_url:
+        proc, lines, url = start_app([*ENTRY_POINTS["python app.py"], "--port", "0", "--store", str(store),
+                                      "--agent", "http", "--agent-url", agent_url, *role_flags(endpoint)],
+                                     tmp_path, env={**os.environ, "DESKBENCH_ORGANISER_SECRET": "s3cret"})
+        try:
+            client = Client(url, verbose=False)
+            view = client.predict("My printer is offline since this morning.", "http", api_name="/live_start")
+            assert "error" not in view, view
+            # the question starts the session (not yet sent); the person's messages go to the agent
+            view = client.predict(view["session"], "My HP LaserJet is offline.", api_name="/live_send")
+            view = client.predict(view["session"], "It is on Windows 11.", api_name="/live_send")
+            assert "error" not in view, view
+            replies = [m["content"] for m in view["messages"] if m["role"] == "agent"]
+            assert replies == ["echo 1: My HP LaserJet is offline.", "echo 2: It is on Windows 11."]
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == 0, "".join(lines)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+    assert bot.requests[-1]["turn"] == 2 and [m["role"] for m in bot.requests[-1]["messages"]] == [
+        "user", "assistant", "user"]
+    rows = sqlite3.connect(store).execute("select extra_json from turns order by turn_index").fetchall()
+    agent = json.loads(rows[-1][0])["agent"]
+    assert agent["adapter"] == "http" and agent["trace"]["tool_calls"][0]["name"] == "kb"
