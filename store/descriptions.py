@@ -26,7 +26,7 @@ TABLES: dict[str, dict] = {
             "created_at": "When the run started (UTC, ISO 8601).",
             "finished_at": "When it finished (empty while running).",
             "config_json": "The whole effective configuration the run used (JSON).",
-            "models_json": "The model of each role: agent, user, judge, complexity, extractor (JSON).",
+            "models_json": "The model of each role: agent, user, judge, complexity, extractor (JSON); for an agent under test its name and adapter, e.g. supportbot (http).",
             "dataset": "The task set it drew problems from (a path or a bundled name).",
             "dataset_sha256": "SHA-256 of the task set's file, so a run can be tied to its data.",
             "seed": "The run's random seed (sampled roles and problem order).",

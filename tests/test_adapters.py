@@ -286,6 +286,7 @@ def test_an_agent_that_reports_usage_is_priced_and_its_run_stores_no_header_valu
     run = reader.run(run_id)
     assert run["name"].startswith("supportbot_") and "secret-value" not in json.dumps(run["config"])
     assert run["config"]["agent"]["headers"] == {"Authorization": "<not stored>"}
+    assert run["models"]["agent"] == "supportbot (http)"  # not the agent role's model: it did not answer
     turn = reader.turns(f"{run_id}:wifi")[0]
     assert (turn["input_tokens"], turn["output_tokens"], turn["cost"]) == (10, 5, 0.001)
     agent = json.loads(turn["extra_json"])["agent"]

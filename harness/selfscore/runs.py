@@ -14,7 +14,7 @@ from time import perf_counter
 from typing import Any, Callable, Iterable, Sequence
 
 from graphs.protocols import LLMCall
-from harness.config import Config, RetryConfig
+from harness.config import EXTERNAL_AGENTS, Config, RetryConfig
 from harness.models.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
 from store import StoreReader, StoreWriter
 
@@ -63,6 +63,15 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
+def run_models(cfg: Config) -> dict[str, str]:
+    """The model of each role a run stores; the agent under test's is its name and adapter
+    (``supportbot (http)``): the agent role's model did not answer."""
+    models = {r: s.model for r, s in cfg.roles.items()}
+    if cfg.run.agent in EXTERNAL_AGENTS:
+        models["agent"] = f"{cfg.agent.label(cfg.run.agent)} ({cfg.run.agent})"
+    return models
+
+
 def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str, dataset_sha256: str,
             prompt_version: str, scorer_version: str, source_run: str | None = None,
             run_id: str | None = None, problems: Sequence[dict] = (),
@@ -76,7 +85,7 @@ def new_run(writer: StoreWriter, cfg: Config, name: str, kind: str, dataset: str
     run_id = run_id or f"{name}-{stamp}"
     row = {
         "id": run_id, "name": name, "kind": kind, "config_json": cfg.model_dump_json(),
-        "models_json": json.dumps({r: s.model for r, s in cfg.roles.items()}),
+        "models_json": json.dumps(run_models(cfg)),
         "dataset": dataset, "dataset_sha256": dataset_sha256, "seed": cfg.run.seed,
         "code_version": code_version(), "prompt_version": prompt_version,
         "scorer_version": scorer_version, "source_run": source_run,
