@@ -181,6 +181,11 @@ def _tool_graph(checkpointer):
         n = sum(1 for m in state["messages"] if m.type == "human")
         return {"messages": [AIMessage(f"reply {n}: reload iwlwifi",
                                        usage_metadata={"input_tokens": 7, "output_tokens": 3, "total_tokens": 10})]}
+    return retrieve_then_answer(retrieve, answer, checkpointer)
+
+
+def retrieve_then_answer(retrieve, answer, checkpointer):
+    """A two-node agent graph, ``retrieve`` then ``answer``, over MessagesState."""
     g = StateGraph(MessagesState)
     g.add_node("retrieve", retrieve)
     g.add_node("answer", answer)
@@ -450,13 +455,7 @@ def _slow_once_graph():
             await asyncio.sleep(5)
         humans = [m for m in state["messages"] if m.type == "human"]
         return {"messages": [AIMessage(f"reply to {len(humans)} human message(s)")]}
-    g = StateGraph(MessagesState)
-    g.add_node("retrieve", retrieve)
-    g.add_node("answer", answer)
-    g.add_edge(START, "retrieve")
-    g.add_edge("retrieve", "answer")
-    g.add_edge("answer", END)
-    return g.compile(checkpointer=MemorySaver())
+    return retrieve_then_answer(retrieve, answer, MemorySaver())
 
 
 async def test_a_graph_turn_cut_off_by_the_timeout_is_retried_on_a_reset_thread_and_run_metadata_is_safe():

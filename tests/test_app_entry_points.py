@@ -59,6 +59,20 @@ def start_app(cmd: list[str], cwd: Path, env: dict | None = None,
     return proc, lines, url
 
 
+def stop_app(proc: subprocess.Popen, lines: list[str]) -> None:
+    """Stop the app with SIGTERM, as a service manager does: it must exit 0 within a minute
+    (killed otherwise, and the test fails)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+            raise AssertionError("the app did not stop within 60 s of SIGTERM:\n" + "".join(lines))
+        assert code == 0, "".join(lines)
+
+
 @pytest.fixture(scope="module")
 def endpoint():
     with FakeOpenAIServer(default_responder(solve_at=None)) as server:
@@ -79,12 +93,8 @@ def test_entry_point_serves_a_conversation_and_stops_on_sigterm(entry, endpoint,
         assert "error" not in view, view
         agent_replies = [m["content"] for m in view["messages"] if m["role"] == "agent"]
         assert agent_replies and all(agent_replies)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0, "".join(lines)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+        stop_app(proc, lines)
     rows = sqlite3.connect(store).execute("select user_message, agent_message from turns").fetchall()
     assert any("HP LaserJet" in (u or "") for u, _ in rows), rows
 
@@ -132,12 +142,8 @@ def test_python_app_py_with_the_teams_http_agent_serves_a_conversation_with_its_
             assert "error" not in view, view
             replies = [m["content"] for m in view["messages"] if m["role"] == "agent"]
             assert replies == ["echo 1: My HP LaserJet is offline.", "echo 2: It is on Windows 11."]
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=60) == 0, "".join(lines)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
+            stop_app(proc, lines)
     assert bot.requests[-1]["turn"] == 2 and [m["role"] for m in bot.requests[-1]["messages"]] == [
         "user", "assistant", "user"]
     rows = sqlite3.connect(store).execute("select extra_json from turns order by turn_index").fetchall()
