@@ -200,15 +200,13 @@ class Runtime:
         """The team's own agent under test (``run.agent`` one of ``EXTERNAL_AGENTS``), built once
         and checked before anything is stored (docs/agents.md)."""
         from harness.adapters import build_external_agent, check_agent
+        found = check_agent(self.config)  # one probe: reachable, and the openai endpoint's first model
         if self.config.run.agent == "openai" and not self.config.agent.model:
-            model = check_agent(self.config)
-            if not model:
+            if not found:
                 raise ConfigError("--agent openai needs the model's name: pass --agent-model NAME (the "
                                   "endpoint's /models lists none).")
-            self.config.agent.model = model
-        agent = build_external_agent(self.config)
-        check_agent(self.config)
-        return agent
+            self.config.agent.model = found
+        return build_external_agent(self.config)
 
     def llm_agent(self, kind: str) -> Agent:
         """The agent model's help-desk agent: ``plain`` (the paper's) or ``rag``; for an external

@@ -11,18 +11,12 @@ import httpx
 from graphs.protocols import Problem
 from harness.adapters.contract import parse_json_body, parse_response
 from harness.adapters.external import ExternalAgent, Sent, status_error
-from harness.models.retry import parse_retry_after
+from harness.models.retry import headers_retry_after
 
 
 def retry_after(response: httpx.Response) -> float | None:
-    """Seconds the server asked to wait (``Retry-After``, or ``retry-after-ms``), or None."""
-    ms = response.headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    return parse_retry_after(response.headers.get("retry-after"))
+    """Seconds the server asked to wait (``retry-after-ms``, else ``Retry-After``), or None."""
+    return headers_retry_after(response.headers)
 
 
 POOLS = 8

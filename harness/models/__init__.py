@@ -18,7 +18,7 @@ FACE = {
     "ModelCallError": "retry",
     "RetryPolicy": "retry",
     "classify": "retry",
-    "parse_retry_after": "retry",
+    "headers_retry_after": "retry",
     "ModelFileError": "model_files",
     "ReliabilityScope": "circuit",
     "RoleClient": "llm",

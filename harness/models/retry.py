@@ -95,7 +95,12 @@ def _chain(exc: BaseException):
 
 def _headers_retry_after(exc: BaseException) -> float | None:
     response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
+    return headers_retry_after(getattr(response, "headers", None) or {})
+
+
+def headers_retry_after(headers) -> float | None:
+    """Seconds a response's headers ask to wait: ``retry-after-ms``, else ``Retry-After``; None
+    when neither says."""
     try:
         ms = headers.get("retry-after-ms")
         if ms is not None:
