@@ -124,17 +124,24 @@ class User(Protocol):
         ...
 
 
+AGENT_FAILURE_STOPS = ("agent_error", "bot_error", "bot_timeout", "bot_hung_up")
+"""Stop reasons of a conversation the agent under test failed (an ``AgentFailure``); a resume
+gives the agent its turn again when the interaction stored the failure (its ``error``)."""
+
+
 class AgentFailure(Exception):
     """The agent under test failed a turn for good (retries spent, a timeout, a malformed
     response): a result of the agent, not a crash of the harness. The turn loop ends the
-    conversation with stop reason ``agent_error``; ``detail`` (kind, status, body excerpt, turn)
-    and the failed attempts' ``calls`` are stored with it."""
+    conversation with ``stop_reason`` (``agent_error``; a voice bot's ``bot_error``,
+    ``bot_timeout``, ``bot_hung_up``); ``detail`` (kind, status, body excerpt, turn) and the
+    failed attempts' ``calls`` are stored with it."""
 
     def __init__(self, message: str, detail: dict[str, Any] | None = None,
-                 calls: Sequence[LLMCall] = ()):
+                 calls: Sequence[LLMCall] = (), stop_reason: str = "agent_error"):
         super().__init__(message)
         self.detail = {"error": message, **(detail or {})}
         self.calls = list(calls)
+        self.stop_reason = stop_reason
 
 
 class Agent(Protocol):
@@ -145,6 +152,14 @@ class Agent(Protocol):
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
         """The agent's reply to the conversation so far (``history`` ends with the user's message)."""
         ...
+
+
+async def end_conversation(agent: Agent, problem: Problem, stop_reason: str | None) -> None:
+    """Tell an agent that keeps something open per conversation (a voice bot's call) that the
+    conversation is over; nothing for the others (no ``end_conversation`` method)."""
+    end = getattr(agent, "end_conversation", None)
+    if end is not None:
+        await end(problem.interaction_id, stop_reason)
 
 
 def agent_has_reply(agent: Agent, problem: Problem, history: Sequence[Message]) -> bool:

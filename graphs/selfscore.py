@@ -12,9 +12,11 @@ prices the turn, computes its quality and hands the whole turn to the sink, whic
 before the next turn starts.
 
 An agent under test that fails a turn for good (``AgentFailure``: retries spent, a timeout, a
-malformed response) ends the conversation with stop reason ``agent_error``: its reply is not
+malformed response) ends the conversation with stop reason ``agent_error`` (a voice bot's
+failure with its own, ``bot_error``, ``bot_timeout``, ``bot_hung_up``): its reply is not
 judged and the unanswered turn is not recorded (the batch stores the failure with the
-interaction). A reply whose ``extra`` says ``end`` ends it with ``agent_ended`` after the turn.
+interaction). A reply whose ``extra`` says ``end`` ends it with ``agent_ended`` (or the reply's
+``stop_reason``) after the turn.
 """
 from __future__ import annotations
 
@@ -92,7 +94,7 @@ def build_selfscore_graph(user: User, agent: Agent, judges: TurnJudges, cost: Tu
 
     async def record_turn(state: TurnLoopState) -> Command:
         if state.get("agent_failure") is not None:  # the unanswered turn is not a turn row
-            return Command(update={"stop_reason": "agent_error"}, goto=END)
+            return Command(update={"stop_reason": state["agent_failure"].stop_reason}, goto=END)
         turn = state["turn_index"]
         judgments = state["judgments"]
         scores = {j.kind: j.value for j in judgments if j.ok}
@@ -118,8 +120,9 @@ def _stop_reason(state: TurnLoopState, stop_on_solved: bool) -> str | None:
     is over (a response with ``end``), or the last turn."""
     if state["solved"] and stop_on_solved:
         return "solved"
-    if (state["agent_reply"].extra or {}).get("end"):
-        return "agent_ended"
+    extra = state["agent_reply"].extra or {}
+    if extra.get("end"):
+        return extra.get("stop_reason") or "agent_ended"
     return "max_turns" if state["turn_index"] >= state["max_turns"] else None
 
 

@@ -12,6 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 
 EXTERNAL_AGENTS = ("http", "python", "openai", "langgraph", "a2a")
 """``run.agent`` values that put a team's own agent under test (``harness.adapters``)."""
+VOICE_BOT_AGENTS = ("twilio-ws", "realtime-ws")
+"""``run.agent`` values that call a team's voice bot over a websocket (``harness.voicebots``;
+``deskbench call simulate`` only, docs/voice-bots.md)."""
+TEAM_AGENTS = EXTERNAL_AGENTS + VOICE_BOT_AGENTS
+"""Every ``run.agent`` value that puts the team's own agent (text or voice) under test."""
 BUILT_IN_AGENTS = ("plain", "rag", "human", "replay")
 """``run.agent`` values the harness builds itself (``harness.agents``)."""
 REDACTED = "<not stored>"
@@ -23,7 +28,8 @@ class AgentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     url: str | None = Field(None, description="http, openai, langgraph, a2a: the agent's address (the "
-                            "contract's POST URL; an OpenAI-compatible base URL; a LangGraph or A2A server)")
+                            "contract's POST URL; an OpenAI-compatible base URL; a LangGraph or A2A server); "
+                            "twilio-ws, realtime-ws: the voice bot's ws:// or wss:// address")
     target: str | None = Field(None, description="python: MODULE:ATTR (a callable or a compiled LangGraph "
                                "graph); langgraph: the assistant id or graph name")
     model: str | None = Field(None, description="openai: the model name sent to the endpoint")
@@ -41,8 +47,9 @@ class AgentSpec(BaseModel):
     @field_validator("url")
     @classmethod
     def _http_url(cls, v):
-        if v is not None and not v.startswith(("http://", "https://")):
-            raise ValueError("agent.url must start with http:// or https://, e.g. http://localhost:8080/chat")
+        if v is not None and not v.startswith(("http://", "https://", "ws://", "wss://")):
+            raise ValueError("agent.url must start with http:// or https:// (e.g. http://localhost:8080/chat), "
+                             "or for a voice bot ws:// or wss:// (e.g. ws://localhost:8765/twilio)")
         return v
 
     @field_validator("target")

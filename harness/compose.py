@@ -20,7 +20,7 @@ from graphs.selfscore import build_selfscore_graph
 from harness.agents.plain import PlainAgent
 from harness.agents.scripted import ScriptedAgent
 from harness.aids.profiles import Profile, resolve_profile
-from harness.config import EXTERNAL_AGENTS, NTB_ONLY_ROLES, Config, ConfigError, ModelSpec
+from harness.config import EXTERNAL_AGENTS, NTB_ONLY_ROLES, VOICE_BOT_AGENTS, Config, ConfigError, ModelSpec
 from harness.models.engine import EngineManager
 from harness.models.llm import RoleClient, chat_model_for
 from harness.agents.prompts import agent_system
@@ -80,11 +80,14 @@ class Runtime:
         """
         if self.config.run.agent in EXTERNAL_AGENTS:
             self.external_agent  # noqa: B018 - built and reached (ConfigError names the fault) before a run is stored
+        if self.calls_a_bot:  # dialled once (ConfigError names the fault) before a run is stored
+            from harness.voicebots import check_bot
+            check_bot(self.config)
         if self._chat_models != self._default_chat_model:
             return  # the caller supplies the chat models (tests, other factories)
         from harness.models.model_files import ensure_model
         names = [r for r in self.config.roles if r not in NTB_ONLY_ROLES] if roles is None else roles
-        if self.config.run.agent in EXTERNAL_AGENTS:  # the team's agent answers; no agent model runs
+        if self.config.run.agent in EXTERNAL_AGENTS + VOICE_BOT_AGENTS:  # the team's agent answers; no agent model runs
             names = [r for r in names if r != "agent"]
         for model in {self.config.role(r).model for r in names if self.config.role(r).embedded}:
             ensure_model(model)
@@ -125,6 +128,9 @@ class Runtime:
         speaking through ``voice_link`` when ``voice.enabled`` (docs/voice.md)."""
         user = (ScriptedUser(scripts, openings) if self.config.run.user == "scripted"
                 else self.simulated_user())
+        if self.calls_a_bot:  # the caller of a team's voice bot (docs/voice-bots.md)
+            from harness.voicebots import BotCaller
+            return BotCaller(user, self.bot_calls)
         return self.voice_side("user", user) if self.speaks else user
 
     def simulated_user(self) -> SimulatedUser:
@@ -138,8 +144,22 @@ class Runtime:
               traces: dict[str, list] | None = None) -> Agent:
         """The configured agent (see ``text_agent``), speaking through ``voice_link`` when
         ``voice.enabled`` (docs/voice.md)."""
+        if self.calls_a_bot:
+            from harness.voicebots import VoiceBotAgent
+            return VoiceBotAgent(self.bot_calls)
         agent = self.text_agent(replies, calls, traces)
         return self.voice_side("agent", agent) if self.speaks else agent
+
+    @property
+    def calls_a_bot(self) -> bool:
+        """The agent under test is a team's voice bot (``run.agent`` twilio-ws or realtime-ws)."""
+        return self.config.run.agent in VOICE_BOT_AGENTS
+
+    @cached_property
+    def bot_calls(self):
+        """The calls to the team's voice bot (``harness.voicebots.BotCalls``) on ``voice_link``."""
+        from harness.voicebots import build_bot_calls
+        return build_bot_calls(self.config, self.voice_link)
 
     @property
     def speaks(self) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness.agent_spec import BUILT_IN_AGENTS, EXTERNAL_AGENTS, AgentSpec
+from harness.agent_spec import BUILT_IN_AGENTS, EXTERNAL_AGENTS, TEAM_AGENTS, VOICE_BOT_AGENTS, AgentSpec
 from harness.tasks.personas import PERSONAS
 from harness.voice_config import VoiceConfig
 
@@ -140,10 +140,11 @@ class RunConfig(_Strict):
     name: str | None = None
     judge_retries: int = Field(2, ge=0, le=10)
     user: Literal["llm", "scripted"] = "llm"
-    agent: Literal[BUILT_IN_AGENTS + EXTERNAL_AGENTS] = Field("plain", description="plain: the paper's agent; "
+    agent: Literal[BUILT_IN_AGENTS + EXTERNAL_AGENTS + VOICE_BOT_AGENTS] = Field("plain", description="plain: the paper's agent; "
         "rag: the same with retrieved knowledge-base passages; human: replay each task's agent_replies "
         "(human baseline); replay: a stored run's replies (set by rejudge); http, python, openai, langgraph, "
-        "a2a: the team's own agent through that adapter, the agent section says where (docs/agents.md)")
+        "a2a: the team's own agent through that adapter, the agent section says where (docs/agents.md); "
+        "twilio-ws, realtime-ws: the team's voice bot over that protocol (call simulate; docs/voice-bots.md)")
     agent_reply_sentences: int | None = Field(None, ge=0, le=50, description="aid (agent): the agents' "
         "system prompt asks for replies of at most this many short sentences with one next step (0: the "
         "paper's prompt verbatim)")

@@ -43,6 +43,13 @@ class VoiceConfig(_Strict):
     compute: Literal["measured", "modelled"] = Field(
         "measured", description="duplex clock: this machine's measured STT/LLM/TTS times, or set "
         "per-stage latencies (deterministic; harness.voice.timeline.ModelledLatency)")
+    first_audio_timeout_s: float = Field(10.0, gt=0, le=600, description="voice bots: seconds after the "
+                                         "caller's end of speech without any audio from the bot -> bot_timeout")
+    bot_turn_end_ms: float = Field(1500.0, ge=100, le=30000, description="voice bots: the bot's turn is over "
+                                   "when all its audio has played and it has been quiet this long")
+    turn_detection: Literal["server_vad", "commit"] = Field(
+        "server_vad", description="realtime-ws bots: server_vad (the bot finds the caller's end of speech) "
+        "or commit (the harness commits the caller's audio and asks for a response)")
     judging: Literal["yield", "inline"] = Field("yield", description="during a call the judges, raters and "
         "caller yield the endpoint to the agent (harness.models.traffic); inline: they share it as in text")
 

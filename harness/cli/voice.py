@@ -12,7 +12,7 @@ from harness.cli.common import finish_report, progress_printer, add_config_args,
 from harness.cli.defaults import config_options, stated_default
 from harness.cli.progress import progress_bar
 from harness.cli.run_parser import add_trial_options
-from harness.config import EXTERNAL_AGENTS
+from harness.config import EXTERNAL_AGENTS, TEAM_AGENTS, VOICE_BOT_AGENTS
 
 ROUND_TRIP_BOUND = 0.10   # `voice check` fails above this corpus word error rate
 CHANNEL_OPTIONS = {"--tts": "voice.tts", "--telephone": "voice.telephone", "--snr": "voice.snr_db",
@@ -24,7 +24,8 @@ SIMULATE_OPTIONS = {**CHANNEL_OPTIONS, "--dataset": "run.dataset", "--limit": "r
                     "--trials": "run.trials", "--persona": "run.persona", "--voice-seed": "voice.seed",
                     "--turn-based": "voice.streaming",
                     "--duplex": "voice.duplex", "--caller": "voice.caller", "--compute": "voice.compute",
-                    "--agent": "run.agent"}
+                    "--agent": "run.agent", "--first-audio-timeout": "voice.first_audio_timeout_s",
+                    "--bot-turn-end": "voice.bot_turn_end_ms", "--turn-detection": "voice.turn_detection"}
 """The config keys of ``call simulate``'s options."""
 LOCAL_OPTIONS = {"--max-turns": "run.max_turns", "--name": "run.name", "--tts": "voice.tts"}
 """The config keys of ``call local``'s options."""
@@ -36,6 +37,9 @@ def _voice_overrides(args: argparse.Namespace, enabled: bool = True) -> dict:
              "seed": getattr(args, "voice_seed", None), "line": getattr(args, "line", None),
              "caller": getattr(args, "caller", None), "compute": getattr(args, "compute", None),
              "duplex": True if getattr(args, "duplex", False) else None,
+             "first_audio_timeout_s": getattr(args, "first_audio_timeout", None),
+             "bot_turn_end_ms": getattr(args, "bot_turn_end", None),
+             "turn_detection": getattr(args, "turn_detection", None),
              "streaming": False if getattr(args, "turn_based", False) else None}
     return {"voice": {k: v for k, v in voice.items() if v is not None}}
 
@@ -62,7 +66,8 @@ def cmd_call_simulate(args: argparse.Namespace) -> int:
                   f"{'streamed' if v.streaming else 'turn-based'}"
                   + (f", full duplex (caller {v.caller}, {v.compute} compute)" if v.duplex else "")
                   + (f"; agent under test {config.agent.label(config.run.agent)} ({config.run.agent})"
-                     if config.run.agent in EXTERNAL_AGENTS else "")
+                     if config.run.agent in TEAM_AGENTS else "")
+                  + (f", dialled in real time at {config.agent.url}" if config.run.agent in VOICE_BOT_AGENTS else "")
                   + f"; store [cyan]{config.store}[/]")
     with Runtime(config) as runtime:
         with progress_bar(args.quiet, console) as bar:
@@ -193,9 +198,10 @@ def add_voice_commands(sub) -> None:
     p.add_argument("--max-turns", type=int, default=3, help="turns per call")
     p.add_argument("--concurrency", type=int, help="calls at once")
     p.add_argument("--user", choices=["llm", "scripted"], help="LLM-simulated caller or each task's followups")
-    p.add_argument("--agent", choices=["plain", *EXTERNAL_AGENTS], help="who answers the calls: the "
-                   "paper's plain agent" + EXTERNAL_HELP + "; a text agent, spoken and heard through "
-                   "the harness's TTS and STT")
+    p.add_argument("--agent", choices=["plain", *EXTERNAL_AGENTS, *VOICE_BOT_AGENTS], help="who answers the "
+                   "calls: the paper's plain agent" + EXTERNAL_HELP + "; a text agent, spoken and heard through "
+                   "the harness's TTS and STT; twilio-ws, realtime-ws: the team's voice bot, dialled over its "
+                   "websocket (--agent-url ws://...; docs/voice-bots.md)")
     add_agent_options(p)
     p.add_argument("--name", help="run name")
     add_trial_options(p)
@@ -209,6 +215,12 @@ def add_voice_commands(sub) -> None:
                    "patient, impatient, interrupting")
     p.add_argument("--compute", choices=["measured", "modelled"], help="duplex clock: measured compute "
                    "times or set per-stage latencies (deterministic)")
+    p.add_argument("--first-audio-timeout", type=float, metavar="S", help="voice bots: seconds without "
+                   "audio after the caller stops before the call ends as bot_timeout")
+    p.add_argument("--bot-turn-end", type=float, metavar="MS", help="voice bots: the bot's turn is over "
+                   "when its audio has played and it has been quiet this long")
+    p.add_argument("--turn-detection", choices=["server_vad", "commit"], help="realtime-ws bots: the bot "
+                   "finds the caller's end of speech, or the harness commits and asks for a response")
     p.add_argument("--out", help="folder for the report and exports (default next to the store)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     config_options(p, SIMULATE_OPTIONS)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Sequence
 
-from graphs.protocols import Judgment, LLMCall, Message, Problem, Reply
+from graphs.protocols import AGENT_FAILURE_STOPS, Judgment, LLMCall, Message, Problem, Reply, end_conversation
 from graphs.selfscore import initial_state, recursion_limit
-from harness.config import EXTERNAL_AGENTS, Config
+from harness.config import TEAM_AGENTS, Config
 from harness.defence.manipulation import turn_record
 from harness.models.seeds import seeds_of_trial, trial_seeds
 from harness.models.traffic import yielding
@@ -88,6 +88,13 @@ def failed_turn_calls(final: dict, interaction_id: str) -> list[dict]:
     return call_rows(calls, interaction_id, turn)
 
 
+def failed_by_agent(row: dict) -> bool:
+    """Whether a finished interaction ended because the agent under test failed a turn (a stop
+    reason of ``AGENT_FAILURE_STOPS`` with the failure stored): a resume runs it again."""
+    stop = row.get("stop_reason")
+    return stop == "agent_error" or (stop in AGENT_FAILURE_STOPS and bool(row.get("error")))
+
+
 def history_from_turns(turns: Sequence[dict]) -> list[Message]:
     """The conversation of stored turn rows, as the turn loop's history (for a resume)."""
     return [m for t in turns for m in (Message("user", t["user_message"]),
@@ -158,8 +165,8 @@ class SelfScoreBatch:
         """Run (or resume) every interaction of ``run_id`` that is not completed."""
         self.writer.set_run_status(run_id, "running")
         rows = self.reader.interactions(run_id)
-        # an agent_error conversation is finished but not done: a resume gives the agent its turn again
-        todo = [r for r in rows if r["status"] != "completed" or r.get("stop_reason") == "agent_error"]
+        # a conversation the agent failed is finished but not done: a resume gives the agent its turn again
+        todo = [r for r in rows if r["status"] != "completed" or failed_by_agent(r)]
         progress = Progress(total=len(rows), done=len(rows) - len(todo))
         for r in rows:
             if r["status"] == "completed" and r not in todo:
@@ -167,14 +174,14 @@ class SelfScoreBatch:
         if not todo:  # killed after its last conversation: no client (nor engine) is started
             return await finish_run(self.writer, run_id, progress, self.on_progress)
         scripts = {r["id"]: json.loads(r["script_json"] or "{}") for r in rows}
+        agent = self.runtime.agent({i: s.get("agent_replies", []) for i, s in scripts.items()},
+                                   {i: [LLMCall(**c) for c in s.get("agent_calls", [])] for i, s in scripts.items()},
+                                   {i: s["agent_traces"] for i, s in scripts.items() if s.get("agent_traces")})
         graph = self.runtime.selfscore_graph(
             self.runtime.user({i: s.get("followups", []) for i, s in scripts.items()},
                               {i: s["opening"] for i, s in scripts.items() if s.get("opening")}),
-            self.runtime.agent({i: s.get("agent_replies", []) for i, s in scripts.items()},
-                               {i: [LLMCall(**c) for c in s.get("agent_calls", [])]
-                                for i, s in scripts.items()},
-                               {i: s["agent_traces"] for i, s in scripts.items() if s.get("agent_traces")}),
-            StoreTurnSink(self.writer))
+            agent, StoreTurnSink(self.writer))
+        self._agent = agent
         run = self.reader.run(run_id)
         self.on_progress(progress)
         with yielding(getattr(self.runtime, "yields_to_agent", False)):  # a call's agent goes first
@@ -188,18 +195,21 @@ class SelfScoreBatch:
         try:
             problem = await prepare_problem(self.runtime, self.reader, self.writer, row)
             turns = self.reader.turns(iid)
-            stop = self._stop_reason_of_stored(turns)
+            stop, final = self._stop_reason_of_stored(turns), {}
             if stop is None:
                 history = history_from_turns(turns)
                 state = initial_state(problem, history, len(turns) + 1, self.config.run.max_turns)
                 # trial 1 samples with the roles' own seeds; a later trial with its stored ones
                 seeds = json.loads(row.get("script_json") or "{}").get("seeds") \
                     if (row.get("trial") or 1) > 1 else None
-                with trial_seeds(seeds):
-                    final = await graph.ainvoke(
-                        state, {"recursion_limit": recursion_limit(self.config.run.max_turns)})
+                try:
+                    with trial_seeds(seeds):
+                        final = await graph.ainvoke(
+                            state, {"recursion_limit": recursion_limit(self.config.run.max_turns)})
+                finally:  # a voice bot's call hangs up, whatever ended the conversation
+                    await end_conversation(self._agent, problem, final.get("stop_reason"))
                 stop = final["stop_reason"]
-            failure = final.get("agent_failure") if stop == "agent_error" else None
+            failure = final.get("agent_failure") if stop in AGENT_FAILURE_STOPS else None
             figures = interaction_figures(self.reader, {**row, "stop_reason": stop}, run["config"])
             self.writer.finish_interaction(iid, "completed", stop, figures["turns"],
                                            error=agent_error_text(failure), calls=failed_turn_calls(final, iid),
@@ -208,7 +218,7 @@ class SelfScoreBatch:
             record_failure(self.writer, self.reader, iid, exc, progress, self.on_progress)
             return
         progress.done += 1
-        progress.agent_errors += int(stop == "agent_error")
+        progress.agent_errors += int(stop in AGENT_FAILURE_STOPS and failure is not None)
         progress.turns += figures["turns"]
         progress.solved += int(bool(figures["solved"]))
         if figures["final_score"] is not None:
@@ -299,7 +309,7 @@ def sampled_roles(config: Config) -> dict[str, tuple[float, int | None]]:
 def run_name(config: Config, agent_label: str | None = None) -> str:
     """The paper's ``<agent model>_<complexity model>_<judge model>`` (``human_...`` for a
     human baseline)."""
-    if agent_label is None and config.run.agent in EXTERNAL_AGENTS:
+    if agent_label is None and config.run.agent in TEAM_AGENTS:
         agent_label = config.agent.label(config.run.agent)
     agent = agent_label or ("human" if config.run.agent == "human" else config.role("agent").label()
                             + ("+rag" if config.run.agent == "rag" else ""))

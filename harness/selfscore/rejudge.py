@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.aids.profiles import AIDS
-from harness.config import EXTERNAL_AGENTS, Config
+from harness.config import TEAM_AGENTS, Config
 from harness.selfscore import prompts
 from harness.selfscore.batch import SelfScoreBatch, new_run, run_name
 from harness.selfscore.scoring import SCORER_VERSION
@@ -49,7 +49,7 @@ def rejudge_config(source: dict[str, Any], role_overrides: dict[str, dict[str, A
                        max_turns=max(n_turns, 1), name=None)
     config = Config.model_validate(tree)
     label = ("human" if source_agent == "human" else config.agent.label(source_agent)
-             if source_agent in EXTERNAL_AGENTS
+             if source_agent in TEAM_AGENTS
              else config.role("agent").label() + ("+rag" if source_agent == "rag" else ""))
     config.run.name = run_name(config, agent_label=label)
     return config
@@ -84,7 +84,7 @@ def replays(reader: StoreReader, run: dict[str, Any]) -> list[Replay]:
     """
     out: list[Replay] = []
     source = run["config"].get("run", {}).get("agent", "plain")
-    agent_model = (Config.model_validate(run["config"]).agent.label(source) if source in EXTERNAL_AGENTS
+    agent_model = (Config.model_validate(run["config"]).agent.label(source) if source in TEAM_AGENTS
                    else run["models"].get("agent", "unknown"))
     prefix = f"{run['id']}:"
     for i in reader.interactions(run["id"]):

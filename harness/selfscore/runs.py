@@ -14,7 +14,7 @@ from time import perf_counter
 from typing import Any, Callable, Iterable, Sequence
 
 from graphs.protocols import LLMCall
-from harness.config import EXTERNAL_AGENTS, Config, RetryConfig
+from harness.config import TEAM_AGENTS, Config, RetryConfig
 from harness.models.circuit import CircuitOpenError, ReliabilityScope, reliability_scope
 from store import StoreReader, StoreWriter
 
@@ -67,7 +67,7 @@ def run_models(cfg: Config) -> dict[str, str]:
     """The model of each role a run stores; the agent under test's is its name and adapter
     (``supportbot (http)``): the agent role's model did not answer."""
     models = {r: s.model for r, s in cfg.roles.items()}
-    if cfg.run.agent in EXTERNAL_AGENTS:
+    if cfg.run.agent in TEAM_AGENTS:
         models["agent"] = f"{cfg.agent.label(cfg.run.agent)} ({cfg.run.agent})"
     return models
 
