@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from harness.study.statistics import summarize_measures
+from harness.study.bot_report import bot_lines  # a team's voice bot, measured at the caller
 from store import StoreReader
 
 STAGES = ("time_to_first_audio_ms", "endpoint_ms", "stt_tail_ms", "llm_first_sentence_ms",
@@ -136,7 +137,7 @@ def call_lines(reader: StoreReader, run_id: str) -> list[str]:
                   f"{recordings} stereo recordings (caller left, agent right).", "",
                   "| measure | n | mean | p50 | p95 |", "|---|---|---|---|---|"]
         lines += [_row(k, s) for k, s in summarize_measures(duplex).items()]
-    return lines
+    return lines + bot_lines(reader, run_id)
 
 
 def _row(key: str, s: dict[str, Any]) -> str:
