@@ -9,18 +9,13 @@ import json
 
 import numpy as np
 import pytest
-from websockets.asyncio.server import serve
 
 from harness.voicebots.codec import MULAW_8K, PCM16_24K, WireFormatError, mulaw_decode, mulaw_encode
 from harness.voicebots.line import BotLine
 from harness.voicebots.listen import ListenSettings, listen
 from harness.voicebots.measures import percentiles, regions, turn_measures
 from harness.voicebots.protocols import BotProtocolError, RealtimeProtocol, TwilioProtocol
-
-
-def tone(seconds: float, rate: int = 8000, amp: float = 0.4) -> np.ndarray:
-    t = np.arange(int(seconds * rate)) / rate
-    return (amp * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+from tests.tone_bots import ToneBot, serving, tone
 
 
 # -- codecs -----------------------------------------------------------------------------------
@@ -103,65 +98,10 @@ def test_measures_of_a_turn():
 
 
 # -- calls over a real websocket to a scripted bot --------------------------------------------
-class ScriptedTwilioBot:
-    """Answers each caller utterance (loud frames, then 0.3 s quiet) with ``reply_s`` of tone in
-    100 ms messages and a mark; ``mode``: answer | silent | close | malformed | wrong-format;
-    ``clear_on_barge``: a caller speaking while it talks gets ``clear``."""
-
-    def __init__(self, mode: str = "answer", reply_s: float = 0.6, clear_on_barge: bool = True, delay_s: float = 0.2):
-        self.mode, self.reply_s, self.clear_on_barge, self.delay_s = mode, reply_s, clear_on_barge, delay_s
-        self.received: list[str] = []
-        self.echoed: list[str] = []
-
-    async def handler(self, ws):
-        loud, quiet, talking_until, sid = 0, 0, 0.0, None
-        loop = asyncio.get_running_loop()
-        async for raw in ws:
-            msg = json.loads(raw)
-            self.received.append(msg["event"])
-            if msg["event"] == "start":
-                sid = msg["streamSid"]
-            elif msg["event"] == "mark":
-                self.echoed.append(msg["mark"]["name"])
-            elif msg["event"] == "media":
-                rms = float(np.sqrt(np.mean(mulaw_decode(base64.b64decode(msg["media"]["payload"])) ** 2)))
-                if rms > 0.05:
-                    loud, quiet = loud + 1, 0
-                    if self.clear_on_barge and loop.time() < talking_until and loud == 5:
-                        await ws.send(json.dumps({"event": "clear", "streamSid": sid}))
-                        talking_until = 0.0
-                else:
-                    quiet += 1
-                if loud >= 5 and quiet == 15 and loop.time() >= talking_until:
-                    loud = 0
-                    talking_until = await self.answer(ws, sid) or talking_until
-
-    async def answer(self, ws, sid):
-        if self.mode == "silent":
-            return None
-        if self.mode == "close":
-            await ws.close()
-            return None
-        if self.mode == "malformed":
-            await ws.send("{oops")
-            return None
-        await asyncio.sleep(self.delay_s)
-        if self.mode == "wrong-format":
-            await ws.send(json.dumps({"event": "media", "streamSid": sid,
-                                      "media": {"payload": base64.b64encode(b"RIFF" + b"\0" * 400).decode()}}))
-            return None
-        audio = mulaw_encode(tone(self.reply_s))
-        for i in range(0, len(audio), 800):
-            await ws.send(json.dumps({"event": "media", "streamSid": sid,
-                                      "media": {"payload": base64.b64encode(audio[i:i + 800]).decode()}}))
-        await ws.send(json.dumps({"event": "mark", "streamSid": sid, "mark": {"name": "reply"}}))
-        return asyncio.get_running_loop().time() + self.reply_s
-
-
-async def _call(bot: ScriptedTwilioBot, settings: ListenSettings, opener=None, caller_s: float = 0.5):
-    async with serve(bot.handler, "127.0.0.1", 0) as server:
-        port = server.sockets[0].getsockname()[1]
-        line = BotLine(f"ws://127.0.0.1:{port}/twilio", TwilioProtocol("run:t1"))
+async def _call(bot: ToneBot, settings: ListenSettings, opener=None, caller_s: float = 0.5, path: str = "/twilio"):
+    async with serving(bot) as url:
+        protocol = TwilioProtocol("run:t1") if path == "/twilio" else RealtimeProtocol("run:t1")
+        line = BotLine(url + path, protocol)
         await line.open()
         try:
             heard = await listen(line, tone(caller_s), 8000, settings, opener)
@@ -172,35 +112,36 @@ async def _call(bot: ScriptedTwilioBot, settings: ListenSettings, opener=None, c
 
 
 async def test_a_turn_is_heard_out_with_the_callers_wait_and_the_mark_echoed():
-    bot = ScriptedTwilioBot(reply_s=0.6)
+    bot = ToneBot()
     line, heard = await _call(bot, ListenSettings(first_audio_timeout_s=5, turn_end_s=0.5))
     assert heard.outcome == "reply"
     assert 0.55 <= len(heard.audio) / 8000 <= 0.65             # the whole reply was played
     wait = heard.audio_start_s - heard.caller_end_s
     assert 0.2 <= wait < 1.5                                  # the bot's 0.3 s endpoint + its 0.2 s delay
-    assert bot.echoed == ["reply"]                            # echoed once the reply had played
-    assert bot.received[:2] == ["connected", "start"] and bot.received[-1] == "stop"
+    assert bot.echoed == ["r1"]                               # echoed once the reply had played
+    events = [m["event"] for m in bot.received]
+    assert events[:2] == ["connected", "start"] and events[-1] == "stop"
     # paced in real time: about one frame per 20 ms of the call
-    media = bot.received.count("media")
+    media = events.count("media")
     assert media == pytest.approx(line.now() / 0.02, rel=0.25)
 
 
 async def test_a_bot_that_never_answers_is_a_timeout():
-    _, heard = await _call(ScriptedTwilioBot("silent"), ListenSettings(first_audio_timeout_s=1.0))
+    _, heard = await _call(ToneBot(modes={"t1": "silent"}), ListenSettings(first_audio_timeout_s=1.0))
     assert heard.outcome == "timeout" and len(heard.audio) == 0
 
 
 @pytest.mark.parametrize("mode, outcome, kind", [("close", "hung_up", None), ("malformed", "error", "malformed"),
                                                  ("wrong-format", "error", "wrong_format")])
 async def test_a_bot_that_hangs_up_or_sends_what_cannot_be_read(mode, outcome, kind):
-    _, heard = await _call(ScriptedTwilioBot(mode), ListenSettings(first_audio_timeout_s=3.0))
+    _, heard = await _call(ToneBot(modes={"t1": mode}), ListenSettings(first_audio_timeout_s=3.0))
     assert heard.outcome == outcome
     if kind:
         assert heard.fault.kind == kind
 
 
 async def test_barge_in_the_bot_clears_and_the_yield_is_measured():
-    bot = ScriptedTwilioBot(reply_s=3.0)
+    bot = ToneBot(lambda cid, turn: (tone(3.0), 8000, "a long tone"))
     opener = (tone(0.5), 8000, "Sorry, can I stop you there?")
     line, heard = await _call(bot, ListenSettings(first_audio_timeout_s=5, turn_end_s=0.5, barge_after_s=0.8), opener)
     barge = heard.barge.record()
@@ -211,9 +152,23 @@ async def test_barge_in_the_bot_clears_and_the_yield_is_measured():
 
 
 async def test_a_bot_that_talks_on_is_recorded_as_not_yielding():
-    bot = ScriptedTwilioBot(reply_s=1.6, clear_on_barge=False)
+    bot = ToneBot(lambda cid, turn: (tone(1.6), 8000, "a tone"), clear_on_barge=False)
     opener = (tone(0.3), 8000, "Okay, hold on a second.")
     _, heard = await _call(bot, ListenSettings(first_audio_timeout_s=5, turn_end_s=0.5, barge_after_s=0.5), opener)
     barge = heard.barge.record()
     assert not barge["yielded"] and barge["by"] == "audio_end"
     assert len(heard.audio) / 8000 == pytest.approx(1.6, abs=0.1)
+
+
+async def test_realtime_turn_with_the_bots_transcript_and_a_barge_in_it_yields_to():
+    bot = ToneBot(lambda cid, turn: (tone(0.6, 24000), 24000, "Restart the router."))
+    _, heard = await _call(bot, ListenSettings(first_audio_timeout_s=5, turn_end_s=0.5), path="/realtime")
+    assert heard.outcome == "reply" and heard.transcript == "Restart the router."
+    assert 0.55 <= len(heard.audio) / 24000 <= 0.65
+    assert [m["type"] for m in bot.received[:1]] == ["session.update"]
+    long = ToneBot(lambda cid, turn: (tone(3.0, 24000), 24000, "Long."))
+    _, heard = await _call(long, ListenSettings(first_audio_timeout_s=5, turn_end_s=0.5, barge_after_s=0.8),
+                           (tone(0.5), 8000, "Wait."), path="/realtime")
+    barge = heard.barge.record()
+    assert barge["yielded"] and barge["by"] == "input_audio_buffer.speech_started"
+    assert any(m.get("type") == "conversation.item.truncate" for m in long.received)

@@ -47,7 +47,7 @@ class VoiceBotAgent:
                 what the protocol cannot read; ``stop_reason`` says which.
         """
         iid, turn = problem.interaction_id, _turn_of(history)
-        user_message = history[-1].text if history else ""
+        user_message = history[-1].content if history else ""
         try:
             call = await self.calls.call(iid)
         except Exception as exc:  # refused, bad host, handshake rejected or timed out

@@ -4,8 +4,6 @@ protocol, ``agent.url`` the bot's websocket, ``agent.headers`` the handshake's h
 dials the bot once before a run stores anything."""
 from __future__ import annotations
 
-import asyncio
-
 from harness.adapters import expand_headers
 from harness.agent_spec import VOICE_BOT_AGENTS
 from harness.config import ConfigError
@@ -53,10 +51,11 @@ def build_bot_calls(config, link) -> BotCalls:
                     settings, preset, voice.turn_detection, voice.seed)
 
 
-async def _handshake(url: str, headers: dict[str, str], timeout_s: float) -> None:
-    from websockets.asyncio.client import connect
-    ws = await connect(url, additional_headers=headers or None, open_timeout=timeout_s, ping_interval=None)
-    await ws.close()
+def _handshake(url: str, headers: dict[str, str], timeout_s: float) -> None:
+    # the synchronous client: the check runs inside a run's event loop as well as outside one
+    from websockets.sync.client import connect
+    with connect(url, additional_headers=headers or None, open_timeout=timeout_s):
+        pass
 
 
 def check_bot(config, timeout_s: float = 10.0) -> None:
@@ -68,7 +67,7 @@ def check_bot(config, timeout_s: float = 10.0) -> None:
     require_bot(config)
     url = config.agent.url
     try:
-        asyncio.run(_handshake(url, expand_headers(config.agent.headers), timeout_s))
+        _handshake(url, expand_headers(config.agent.headers), timeout_s)
     except Exception as exc:  # OSError, InvalidStatus, InvalidURI, TimeoutError ...
         raise ConfigError(f"--agent-url {url}: cannot reach the voice bot ({type(exc).__name__}: {exc}). "
                                   "Start it, or fix the URL (host, port, path, ws/wss).") from exc
