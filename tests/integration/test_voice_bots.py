@@ -1,0 +1,125 @@
+"""A team's voice bot called for real: the reference bot of examples/voice_bot (energy
+endpointing, Whisper, the embedded model as its agent, piper; both protocols on one server) started
+as the README starts it, and `deskbench call simulate --agent twilio-ws|realtime-ws` run as the
+README gives it, dialling it over a real websocket in real time. One call of at most two turns per
+protocol (an interrupting caller on the Twilio line, so a barge-in is likely). Checked: what the
+user sees (exit status, the report's "Voice bot at the caller"), what the store keeps (the bot's
+words as heard, its transcript and the WER against the harness's STT on Realtime, the caller's
+waits, both channels' audio). The conversations are written to the test artifacts.
+
+One embedded llama.cpp server (started here) serves the bot's agent and deskbench's simulated
+caller and judges. Slow (minutes); skip with -m 'not integration'."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import wave
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from harness.config import DEFAULT_EMBEDDED_MODEL, load_config
+from harness.models.engine import EngineManager, free_port
+from store import StoreReader
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+DESKBENCH = str(Path(sys.executable).with_name("deskbench"))
+ARTIFACTS = Path(os.environ.get("DESKBENCH_TEST_ARTIFACTS", "test-artifacts"))
+JUDGED_ROLES = ("user", "judge", "complexity", "extractor")
+
+
+@pytest.fixture(scope="module")
+def llm_url() -> Iterator[str]:
+    """The embedded model's OpenAI-compatible URL, for the bot's agent and deskbench's roles."""
+    with EngineManager(load_config().engine) as engine:
+        yield engine.base_url(DEFAULT_EMBEDDED_MODEL)
+
+
+@pytest.fixture(scope="module")
+def bot_url(llm_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m examples.voice_bot --port N --llm-url URL``, until ``GET /`` answers."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("voice-bot") / "bot.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "examples.voice_bot", "--port", str(port), "--llm-url", llm_url,
+                                 "--max-tokens", "90"], cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, f"the voice bot exited {proc.returncode}:\n{log.read_text()[-3000:]}"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            pytest.fail(f"the voice bot did not answer GET / in 180 s:\n{log.read_text()[-3000:]}")
+        yield f"ws://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / "voice_bot.log").write_text(log.read_text())
+
+
+def simulate(tmp_path: Path, llm_url: str, kind: str, url: str, *flags: str) -> tuple[str, StoreReader, str]:
+    """``deskbench call simulate --agent KIND --agent-url URL`` of one call of at most two turns."""
+    store = tmp_path / "s.sqlite"
+    roles = [f"--role={r}.base_url={llm_url}" for r in JUDGED_ROLES]
+    cmd = [DESKBENCH, "call", "simulate", "--agent", kind, "--agent-url", url, "--limit", "1", "--max-turns", "2",
+           "--first-audio-timeout", "60", "--profile", "embedded", "--quiet", "--store", str(store),
+           "--out", str(tmp_path / "out"), *roles, *flags]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, cwd=REPO)
+    assert proc.returncode == 0, f"call simulate --agent {kind} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    assert "### Voice bot at the caller" in proc.stdout, proc.stdout[-3000:]
+    return proc.stdout, StoreReader(store), str(store)
+
+
+def heard_turns(tmp_path: Path, reader: StoreReader, kind: str) -> list[dict]:
+    """The call's turns, checked; written to the test artifacts as heard."""
+    (run,) = reader.runs()
+    (call,) = reader.interactions(run["id"])
+    assert call["status"] == "completed" and call["stop_reason"] in ("solved", "max_turns"), call
+    out = []
+    for t in reader.turns(call["id"]):
+        extra = json.loads(t["extra_json"])
+        voice = extra["agent"]["voice"]
+        assert extra["agent"]["adapter"] == kind and voice["outcome"] == "reply", voice
+        assert t["agent_message"].strip() and voice["heard_text"].strip(), voice
+        assert voice["wait_ms"] is not None and voice["wait_ms"] > 0 and voice["bot_speech_s"] > 0.5, voice
+        assert (tmp_path / voice["audio"]).exists() and (tmp_path / extra["user"]["voice"]["audio"]).exists()
+        out.append({"turn": t["turn_index"], "caller said": t["user_message"], "bot said": t["agent_message"],
+                    "harness heard": voice["heard_text"], "wait_ms": voice["wait_ms"],
+                    "bot_speech_s": voice["bot_speech_s"], "gaps": voice["gaps"], "talk_over_s": voice["talk_over_s"],
+                    "barge_in": voice.get("barge_in"), "transcript_wer": voice.get("transcript_wer"),
+                    "agent_helpfulness": t["agent_helpfulness"], "solved": t["solved"]})
+    with wave.open(str(tmp_path / "audio" / run["id"] / call["task_id"] / "call.wav")) as w:
+        assert w.getnchannels() == 2 and w.getnframes() / w.getframerate() > 3.0
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f"voice_bot_{kind}.json").write_text(json.dumps(
+        {"run": run["name"], "task": call["task_id"], "stop_reason": call["stop_reason"], "turns": out},
+        indent=2, ensure_ascii=False))
+    return out
+
+
+def test_a_call_through_twilio_media_streams(tmp_path, llm_url, bot_url):
+    printed, reader, _ = simulate(tmp_path, llm_url, "twilio-ws", bot_url + "/twilio", "--caller", "interrupting")
+    turns = heard_turns(tmp_path, reader, "twilio-ws")
+    assert all(t["transcript_wer"] is None for t in turns)   # Twilio carries no transcript
+    for t in turns:
+        if t["barge_in"]:
+            assert t["barge_in"]["yield_ms"] is not None and t["barge_in"]["by"] in ("clear", "audio_end")
+
+
+def test_a_call_through_the_realtime_protocol(tmp_path, llm_url, bot_url):
+    printed, reader, _ = simulate(tmp_path, llm_url, "realtime-ws", bot_url + "/realtime")
+    turns = heard_turns(tmp_path, reader, "realtime-ws")
+    # the judged words are the bot's own transcript; the harness's STT of its audio is compared
+    assert all(t["transcript_wer"] is not None for t in turns)
+    assert "The bot's own transcript against what the harness's STT heard" in printed
