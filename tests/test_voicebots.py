@@ -172,3 +172,15 @@ async def test_realtime_turn_with_the_bots_transcript_and_a_barge_in_it_yields_t
     barge = heard.barge.record()
     assert barge["yielded"] and barge["by"] == "input_audio_buffer.speech_started"
     assert any(m.get("type") == "conversation.item.truncate" for m in long.received)
+
+
+async def test_a_bot_that_streams_silence_between_replies_still_ends_its_turn():
+    # 0.6 s of tone, then 4 s of silence frames: the turn ends after the tone and 0.5 s of quiet
+    bot = ToneBot(lambda cid, turn: (np.concatenate([tone(0.6), np.zeros(32000, np.float32)]), 8000, "x"))
+    line, heard = await _call(bot, ListenSettings(first_audio_timeout_s=5, turn_end_s=0.5))
+    assert heard.outcome == "reply"
+    assert heard.end_s - heard.caller_end_s < 3.0      # not the 4.6 s of audio it sent
+    # a bot that sends only silence has said nothing: a timeout
+    quiet = ToneBot(lambda cid, turn: (np.zeros(16000, np.float32), 8000, ""))
+    _, heard = await _call(quiet, ListenSettings(first_audio_timeout_s=1.0))
+    assert heard.outcome == "timeout"

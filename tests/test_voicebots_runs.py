@@ -98,7 +98,7 @@ def test_a_bot_that_never_answers_ends_only_its_call_and_a_resume_calls_it_again
         disk = reader.interaction(f"{run_id}:disk")
         assert disk["stop_reason"] == "bot_timeout" and reader.turns(f"{run_id}:disk") == []
         error = json.loads(disk["error"])
-        assert error["kind"] == "bot_timeout" and "no audio within 1.5 s" in error["error"]
+        assert error["kind"] == "bot_timeout" and "said nothing" in error["error"] and "within 1.5 s" in error["error"]
         assert error["user_message"] and error["voice"]["outcome"] == "timeout"
         assert reader.interaction(f"{run_id}:wifi")["stop_reason"] == "max_turns"
         assert "bot_timeout 1" in out and "Calls the bot ended or failed:" in out

@@ -5,7 +5,7 @@ experienced (docs/voice-bots.md).
 The reply's text, which the judges read, is the bot's own transcript where it sends one (Realtime's
 transcript events), else what the harness's STT heard of its audio. Both are kept, with the word
 error rate between them (``transcript_wer``). A turn the bot fails ends the call: no audio within
-``first_audio_timeout_s`` (``bot_timeout``), the socket closed before it said anything
+``first_audio_timeout_s`` (``bot_timeout``; silence frames do not count), the socket closed before it said anything
 (``bot_hung_up``), or a message the protocol cannot read (``bot_error``); what was heard is stored
 with the failure. A socket the bot closes after it spoke keeps the turn and ends the call with
 ``bot_hung_up``.
@@ -133,8 +133,8 @@ class VoiceBotAgent:
                                   "bot_transcript": measures.get("bot_transcript"), "audio": measures.get("audio"),
                                   "voice": measures}
         if heard.outcome == "timeout":
-            message = (f"the bot sent no audio within {self.calls.settings.first_audio_timeout_s:g} s of the "
-                       f"caller's end of speech (turn {turn})")
+            message = (f"the bot said nothing (no audio above about -50 dBFS) within "
+                       f"{self.calls.settings.first_audio_timeout_s:g} s of the caller's end of speech (turn {turn})")
         elif heard.outcome == "hung_up":
             code, reason = (heard.close or (None, None, ""))[1:]
             detail.update(close_code=code, close_reason=reason)

@@ -9,7 +9,8 @@
   bot's audio on the **playback** the caller hears: a chunk plays when it arrives or when the
   audio before it has played, whichever is later (a jitter buffer). A Twilio ``mark`` is echoed
   when the audio before it has played; ``clear`` (or :meth:`flush` on a Realtime barge-in) drops
-  what was not played yet, and echoes the marks waiting.
+  what was not played yet, and echoes the marks waiting. Chunks that hold only silence (a bot may
+stream silence between its replies) are played but do not count as the bot talking.
 
 Everything the bot did is kept with its time (:attr:`BotLine.log`); what the caller heard is
 :meth:`BotLine.heard`. A message the protocol cannot read ends the reading (:attr:`fault`); the
@@ -30,6 +31,12 @@ from harness.voicebots.protocols import BotEvent, BotProtocolError
 
 FRAME_S = 0.02
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+VOICED_RMS = 0.003   # about -50 dBFS: a chunk above it holds sound, below it is the bot's silence
+
+
+def voiced(samples: np.ndarray) -> bool:
+    """Whether a chunk of the bot's audio holds sound (a bot may stream silence between replies)."""
+    return bool(len(samples)) and float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) > VOICED_RMS
 
 
 @dataclass
@@ -40,6 +47,7 @@ class Played:
     samples: np.ndarray = field(repr=False)
     rate: int
     arrived_s: float
+    voiced: bool = True
 
     @property
     def end_s(self) -> float:
@@ -64,6 +72,7 @@ class BotLine:
         self.log: list[tuple[float, BotEvent]] = []
         self.played: list[Played] = []
         self.playback_end_s = 0.0
+        self.voiced_until_s = 0.0          # when the last chunk that held sound has played
         self.fault: tuple[float, BotProtocolError] | None = None
         self.closed: tuple[float, int | None, str] | None = None
         self.hung_up = False
@@ -184,8 +193,11 @@ class BotLine:
         self.log.append((t, event))
         if event.kind == "audio" and event.samples is not None and len(event.samples):
             start = max(t, self.playback_end_s)
-            self.played.append(Played(start, event.samples, self.wire.rate, t))
-            self.playback_end_s = start + len(event.samples) / self.wire.rate
+            played = Played(start, event.samples, self.wire.rate, t, voiced(event.samples))
+            self.played.append(played)
+            self.playback_end_s = played.end_s
+            if played.voiced:
+                self.voiced_until_s = played.end_s
         elif event.kind == "mark":
             self._marks.append((self.playback_end_s, event.name))
             asyncio.get_running_loop().create_task(self._echo_marks(self.playback_end_s))
@@ -214,10 +226,11 @@ class BotLine:
             if p.end_s > t:
                 n = int(round((t - p.start_s) * p.rate))
                 dropped += (len(p.samples) - n) / p.rate
-                p = Played(p.start_s, p.samples[:n], p.rate, p.arrived_s)
+                p = Played(p.start_s, p.samples[:n], p.rate, p.arrived_s, p.voiced)
             kept.append(p)
         self.played = kept
         self.playback_end_s = min(self.playback_end_s, t) if kept else t
+        self.voiced_until_s = min(self.voiced_until_s, self.playback_end_s)
         if self._marks:
             self._marks = [(t, name) for _, name in self._marks]
             asyncio.get_running_loop().create_task(self._echo_due(t))

@@ -3,12 +3,13 @@ hear it out (or cut in), and know when the bot's turn is over.
 
 The caller's message goes out in real time (:meth:`BotLine.say`); then, on the call's clock:
 
-- **first audio**: the bot's first audio that arrived after the caller began; none within
-  ``first_audio_timeout_s`` of the caller's end of speech is a **timeout** (``bot_timeout``),
+- **first audio**: the bot's first audio holding sound (above about -50 dBFS: a bot may stream
+  silence) that arrived after the caller began; none within ``first_audio_timeout_s`` of the
+  caller's end of speech is a **timeout** (``bot_timeout``),
   told apart from a socket the bot closed (``bot_hung_up``) and a message the protocol cannot
   read (``bot_error``);
-- **the end of the bot's turn**: everything it sent has played and it has been quiet for
-  ``turn_end_s`` (no response of a Realtime bot still open);
+- **the end of the bot's turn**: everything it said has played and it has been quiet (silence
+  only, or nothing) for ``turn_end_s`` (no response of a Realtime bot still open);
 - **barge-in**: a caller preset with ``max_talk_s`` (``impatient``, ``interrupting``) cuts in once
   the bot has talked that long (plus the preset's reaction time): it says an opener and the line
   waits for the bot to **yield**: Twilio's ``clear``; a Realtime bot's ``speech_started`` or the
@@ -116,7 +117,7 @@ async def listen(line: BotLine, samples: np.ndarray, rate: int, settings: Listen
         if line.closed is not None:
             turn.outcome, turn.close = "hung_up", line.closed
             break
-        reply = [p for p in line.played if p.arrived_s >= start_s]
+        reply = [p for p in line.played if p.arrived_s >= start_s and p.voiced]
         if not reply:
             if t >= deadline:
                 turn.outcome = "timeout"
@@ -125,17 +126,17 @@ async def listen(line: BotLine, samples: np.ndarray, rate: int, settings: Listen
             continue
         turn.first_audio_arrived_s = reply[0].arrived_s
         if turn.barge is None and opener is not None and settings.barge_after_s is not None \
-                and line.playback_end_s > t and t - reply[0].start_s >= settings.barge_after_s:
+                and line.voiced_until_s > t and t - reply[0].start_s >= settings.barge_after_s:
             turn.barge = await _cut_in(line, opener)
         if turn.barge is not None:
             _check_yield(line, turn.barge, t)
-            if (turn.barge.yield_s is not None or line.playback_end_s <= t) and t >= turn.barge.opener_end_s:
+            if (turn.barge.yield_s is not None or line.voiced_until_s <= t) and t >= turn.barge.opener_end_s:
                 if turn.barge.yield_s is None:   # it talked to the end of its audio
-                    turn.barge.yield_s, turn.barge.by = min(line.playback_end_s, t), "audio_end"
+                    turn.barge.yield_s, turn.barge.by = min(line.voiced_until_s, t), "audio_end"
                 break
         else:
-            last_arrival = max(p.arrived_s for p in line.played[-1:]) if line.played else t
-            quiet_since = max(line.playback_end_s, last_arrival)
+            last_arrival = max((p.arrived_s for p in line.played if p.voiced), default=t)
+            quiet_since = max(line.voiced_until_s, last_arrival)
             still_open = _response_open(line, start_s)
             if t >= quiet_since + settings.turn_end_s and not still_open:
                 break
