@@ -11,23 +11,87 @@ import numpy as np
 
 from harness.compose import Runtime
 from harness.tasks.datasets import Dataset, Task
-from harness.voice.local_call import MicUser, Microphone, PlayingAgent
+from harness.config import VOICE_BOT_AGENTS
+from harness.voice.audio import STT_RATE
+from harness.voice.devices import NoAudioDevice
+from harness.voice.local_call import BROWSER_HINT, MicUser, Microphone, PlayingAgent
 
 
 class LocalCallRuntime(Runtime):
-    """A runtime whose user is the microphone and whose agent plays its replies."""
+    """A runtime whose user is the microphone and whose agent plays its replies; with a voice
+    bot under test (``--agent twilio-ws|realtime-ws``), the person's recorded messages go down the
+    bot's line and the bot's audio, as the line heard it, is played."""
 
     def __init__(self, config, mic: Microphone, first: np.ndarray, sd, chat_models=None):
         super().__init__(config, chat_models)
         self.mic, self.first, self.sd = mic, first, sd
 
-    def user(self, scripts):
-        """The caller at the microphone (``scripts`` are not used)."""
-        return MicUser(self.mic, self.voice_link, self.first)
+    @property
+    def calls_a_bot(self) -> bool:
+        """A voice bot answers (the person's own speech goes to it, not the harness's TTS)."""
+        return self.config.run.agent in VOICE_BOT_AGENTS
 
-    def agent(self, replies, calls):
-        """The configured text agent, its replies spoken and played on the speakers."""
-        return PlayingAgent(self.text_agent(replies, calls), self.voice_link, self.sd)
+    def user(self, scripts, openings=None):
+        """The caller at the microphone (``scripts`` and ``openings`` are not used)."""
+        user = MicUser(self.mic, self.voice_link, self.first)
+        return MicBotCaller(user, self.bot_calls) if self.calls_a_bot else user
+
+    def agent(self, replies, calls, traces=None):
+        """The configured text agent, its replies spoken and played on the speakers; or the voice
+        bot, its audio played as the line heard it."""
+        if self.calls_a_bot:
+            from harness.voicebots import VoiceBotAgent
+            return PlayingBot(VoiceBotAgent(self.bot_calls), self.sd)
+        return PlayingAgent(self.text_agent(replies, calls, traces), self.voice_link, self.sd)
+
+
+class MicBotCaller:
+    """The person at the microphone calling a voice bot: their recorded message (not the harness's
+    TTS) is what the bot hears."""
+
+    def __init__(self, inner: MicUser, calls):
+        self.inner, self.calls = inner, calls
+
+    async def respond(self, problem, history, turn_index: int):
+        """The person's message; its recording is queued for the bot's line."""
+        reply = await self.inner.respond(problem, history, turn_index)
+        if reply.text is None:
+            await self.calls.end_conversation(problem.interaction_id, "user_ended")
+        elif self.inner.last is not None:
+            self.calls.pending[problem.interaction_id] = (self.inner.last, STT_RATE)
+        return reply
+
+
+class PlayingBot:
+    """The voice bot under test; each turn's audio, as the caller's line heard it, is played."""
+
+    def __init__(self, inner, sd):
+        self.inner, self.sd = inner, sd
+
+    async def respond(self, problem, history):
+        """The bot's turn (see ``harness.voicebots.VoiceBotAgent``), printed and played.
+
+        Raises:
+            NoAudioDevice: playback failed.
+        """
+        import asyncio
+        reply = await self.inner.respond(problem, history)
+        print(f"bot: {reply.text}  (you waited {(reply.extra or {}).get('latency_ms')} ms)")
+        heard = self.inner.last_heard
+        if heard is not None and len(heard[0]):
+            try:
+                await asyncio.to_thread(self._play, *heard)
+            except self.sd.PortAudioError as exc:
+                raise NoAudioDevice(f"Playback failed: {exc}. {BROWSER_HINT}") from exc
+        return reply
+
+    def _play(self, samples: np.ndarray, rate: int) -> None:
+        self.sd.play(samples, rate)
+        self.sd.wait()
+
+    async def end_conversation(self, interaction_id: str, stop_reason: str | None = None) -> None:
+        """Hang the bot's call up."""
+        await self.inner.end_conversation(interaction_id, stop_reason)
 
 
 def call_dataset(question: str) -> Dataset:

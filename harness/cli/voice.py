@@ -27,7 +27,9 @@ SIMULATE_OPTIONS = {**CHANNEL_OPTIONS, "--dataset": "run.dataset", "--limit": "r
                     "--agent": "run.agent", "--first-audio-timeout": "voice.first_audio_timeout_s",
                     "--bot-turn-end": "voice.bot_turn_end_ms", "--turn-detection": "voice.turn_detection"}
 """The config keys of ``call simulate``'s options."""
-LOCAL_OPTIONS = {"--max-turns": "run.max_turns", "--name": "run.name", "--tts": "voice.tts"}
+LOCAL_OPTIONS = {"--max-turns": "run.max_turns", "--name": "run.name", "--tts": "voice.tts", "--agent": "run.agent",
+                 "--first-audio-timeout": "voice.first_audio_timeout_s", "--bot-turn-end": "voice.bot_turn_end_ms",
+                 "--turn-detection": "voice.turn_detection"}
 """The config keys of ``call local``'s options."""
 
 
@@ -96,8 +98,12 @@ def cmd_call_local(args: argparse.Namespace) -> int:
     from harness.selfscore.batch import arun_selfscore
     from harness.voice.call import build_link
     from harness.voice.local_call import Microphone, first_message
-    config = build_config(args, {"max_turns": args.max_turns, "name": args.name, "concurrency": 1},
-                          _voice_overrides(args, enabled=False))
+    bot = getattr(args, "agent", None) in VOICE_BOT_AGENTS   # the person calls the team's voice bot
+    extra = _voice_overrides(args, enabled=bot)
+    if bot:
+        extra["agent"] = agent_overrides(args)
+    config = build_config(args, {"max_turns": args.max_turns, "name": args.name, "concurrency": 1,
+                                 "agent": getattr(args, "agent", None)}, extra)
     mic = Microphone(sd, args.mode)
     link = build_link(config.voice, config.store)
     print("Say what your problem is.")
@@ -164,6 +170,15 @@ def _channel_args(p: argparse.ArgumentParser) -> None:
                    "telephone-noise (20 dB), packet-loss (10%% of 20 ms frames); --snr sets its noise")
 
 
+def _bot_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--first-audio-timeout", type=float, metavar="S", help="voice bots: seconds without "
+                   "speech after the caller stops before the call ends as bot_timeout")
+    p.add_argument("--bot-turn-end", type=float, metavar="MS", help="voice bots: the bot's turn is over "
+                   "when its audio has played and it has been quiet this long")
+    p.add_argument("--turn-detection", choices=["server_vad", "commit"], help="realtime-ws bots: the bot "
+                   "finds the caller's end of speech, or the harness commits and asks for a response")
+
+
 def _line_name(name: str) -> str:
     """argparse type of ``--line``: a registered preset name, else the error naming them."""
     from harness.voice.lines import LineError, preset
@@ -215,12 +230,7 @@ def add_voice_commands(sub) -> None:
                    "patient, impatient, interrupting")
     p.add_argument("--compute", choices=["measured", "modelled"], help="duplex clock: measured compute "
                    "times or set per-stage latencies (deterministic)")
-    p.add_argument("--first-audio-timeout", type=float, metavar="S", help="voice bots: seconds without "
-                   "audio after the caller stops before the call ends as bot_timeout")
-    p.add_argument("--bot-turn-end", type=float, metavar="MS", help="voice bots: the bot's turn is over "
-                   "when its audio has played and it has been quiet this long")
-    p.add_argument("--turn-detection", choices=["server_vad", "commit"], help="realtime-ws bots: the bot "
-                   "finds the caller's end of speech, or the harness commits and asks for a response")
+    _bot_args(p)
     p.add_argument("--out", help="folder for the report and exports (default next to the store)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     config_options(p, SIMULATE_OPTIONS)
@@ -233,6 +243,11 @@ def add_voice_commands(sub) -> None:
     p.add_argument("--max-turns", type=int, default=10, help="turns of the call")
     p.add_argument("--name", help="run name")
     p.add_argument("--tts", choices=["piper", "espeak-ng"], help="text-to-speech engine")
+    p.add_argument("--agent", choices=["plain", *VOICE_BOT_AGENTS], help="who answers: the paper's plain agent, "
+                   "or the team's voice bot over its websocket (--agent-url ws://...; your recorded messages go "
+                   "down its line, its audio is played; docs/voice-bots.md)")
+    add_agent_options(p, judges=False)
+    _bot_args(p)
     p.add_argument("--out", help="folder for the report and exports")
     config_options(p, LOCAL_OPTIONS)
     p.set_defaults(func=cmd_call_local)

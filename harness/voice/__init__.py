@@ -9,6 +9,7 @@ from harness.face import lazy_face
 FACE = {
     "AudioError": "audio",
     "AudioStore": "audiostore",
+    "BROWSER_HINT": "devices",
     "CallerError": "callers",
     "CallerPreset": "callers",
     "Compute": "timeline",
@@ -24,6 +25,7 @@ FACE = {
     "PRESETS": "lines",
     "PlayingAgent": "local_call",
     "SENTENCES": "roundtrip",
+    "STT_RATE": "audio",
     "Speaker": "tts",
     "SpeechError": "tts",
     "SpeechLink": "call",

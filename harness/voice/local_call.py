@@ -111,6 +111,8 @@ class MicUser:
 
     def __init__(self, mic: Microphone, link: SpeechLink, first: np.ndarray):
         self.mic, self.link, self.first = mic, link, first
+        #: the last message's recording (16 kHz), for a voice bot's line
+        self.last: np.ndarray | None = None
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
         """Turn 1: the first message (its text is the problem's question); later turns: record and
@@ -126,6 +128,7 @@ class MicUser:
             except AudioError as exc:
                 print(f"{exc} Try again.")
                 continue
+            self.last = samples
             voice = {"heard_text": text, "audio_s": round(len(samples) / STT_RATE, 3)}
             if self.link.audio is not None:
                 voice["audio"] = self.link.audio.save(samples, STT_RATE, self.link.run_of(problem.interaction_id),

@@ -38,6 +38,8 @@ class VoiceBotAgent:
     def __init__(self, calls: BotCalls):
         self.calls = calls
         self.kind, self.name = calls.kind, calls.name
+        #: the last turn's audio as the caller's line heard it ``(samples, rate)`` (a local call plays it)
+        self.last_heard: tuple[np.ndarray, int] | None = None
 
     async def respond(self, problem: Problem, history: Sequence[Message]) -> Reply:
         """One turn of the call (see the module docstring).
@@ -112,8 +114,10 @@ class VoiceBotAgent:
         if len(audio):
             call.timeline.add("agent", heard.audio_start_s, audio, rate, "speech", turn, heard.transcript)
         text, stt_ms, ref = "", 0.0, None
+        self.last_heard = None
         if bot:
             line_audio, line_rate = await asyncio.to_thread(link.channel.apply, audio, rate, noise_key(iid, turn, "agent"))
+            self.last_heard = (line_audio, line_rate)
             transcript = await link.transcriber.atranscribe(line_audio, line_rate)
             text, stt_ms = transcript.text, transcript.ms
             if link.audio is not None:
