@@ -11,7 +11,6 @@ import numpy as np
 
 from harness.compose import Runtime
 from harness.tasks.datasets import Dataset, Task
-from harness.config import VOICE_BOT_AGENTS
 from harness.voice.audio import STT_RATE
 from harness.voice.devices import NoAudioDevice
 from harness.voice.local_call import BROWSER_HINT, MicUser, Microphone, PlayingAgent
@@ -26,11 +25,6 @@ class LocalCallRuntime(Runtime):
         super().__init__(config, chat_models)
         self.mic, self.first, self.sd = mic, first, sd
 
-    @property
-    def calls_a_bot(self) -> bool:
-        """A voice bot answers (the person's own speech goes to it, not the harness's TTS)."""
-        return self.config.run.agent in VOICE_BOT_AGENTS
-
     def user(self, scripts, openings=None):
         """The caller at the microphone (``scripts`` and ``openings`` are not used)."""
         user = MicUser(self.mic, self.voice_link, self.first)
@@ -39,9 +33,8 @@ class LocalCallRuntime(Runtime):
     def agent(self, replies, calls, traces=None):
         """The configured text agent, its replies spoken and played on the speakers; or the voice
         bot, its audio played as the line heard it."""
-        if self.calls_a_bot:
-            from harness.voicebots import VoiceBotAgent
-            return PlayingBot(VoiceBotAgent(self.bot_calls), self.sd)
+        if self.calls_a_bot:  # the runtime's agent is then the bot (harness.voicebots.VoiceBotAgent)
+            return PlayingBot(super().agent(replies, calls, traces), self.sd)
         return PlayingAgent(self.text_agent(replies, calls, traces), self.voice_link, self.sd)
 
 
