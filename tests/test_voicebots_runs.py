@@ -16,6 +16,7 @@ from harness.cli.main import main
 from harness.compose import Runtime
 from harness.voice.audiostore import AudioStore
 from harness.voice.call import SpeechLink
+from harness.voice.duplex import call_audio_ref
 from store import StoreReader
 from tests.fakes import default_responder, fake_factory
 from tests.test_voice_stream_fakes import ToneSpeaker, ToneTranscriber, Vocabulary
@@ -81,7 +82,7 @@ def test_call_simulate_dials_the_bot_and_keeps_what_the_caller_heard(simulate, t
             assert (tmp_path / voice["audio"]).exists() and (tmp_path / extra["user"]["voice"]["audio"]).exists()
             if protocol == "realtime":
                 assert voice["transcript_wer"] == 0.0
-        with wave.open(str(tmp_path / "audio" / run_id / task / "call.wav")) as w:
+        with wave.open(str(tmp_path / call_audio_ref(run_id, iid))) as w:
             assert w.getnchannels() == 2 and w.getnframes() / w.getframerate() > 4.0
     # one call per conversation, each hung up by the caller at its end
     assert sorted(bot.conversations) == [f"{run_id}:disk", f"{run_id}:wifi"]

@@ -25,6 +25,7 @@ import pytest
 
 from harness.config import DEFAULT_EMBEDDED_MODEL, load_config
 from harness.models.engine import EngineManager, free_port
+from harness.voice.duplex import call_audio_ref
 from store import StoreReader
 
 pytestmark = pytest.mark.integration
@@ -99,7 +100,7 @@ def heard_turns(tmp_path: Path, reader: StoreReader, kind: str) -> list[dict]:
                     "bot_speech_s": voice["bot_speech_s"], "gaps": voice["gaps"], "talk_over_s": voice["talk_over_s"],
                     "barge_in": voice.get("barge_in"), "transcript_wer": voice.get("transcript_wer"),
                     "agent_helpfulness": t["agent_helpfulness"], "solved": t["solved"]})
-    with wave.open(str(tmp_path / "audio" / run["id"] / call["task_id"] / "call.wav")) as w:
+    with wave.open(str(tmp_path / call_audio_ref(run["id"], call["id"]))) as w:
         assert w.getnchannels() == 2 and w.getnframes() / w.getframerate() > 3.0
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f"voice_bot_{kind}.json").write_text(json.dumps(
