@@ -1,14 +1,14 @@
 """A team's voice bot called for real: the reference bot of examples/voice_bot (energy
 endpointing, Whisper, the embedded model as its agent, piper; both protocols on one server) started
 as the README starts it, and `deskbench call simulate --agent twilio-ws|realtime-ws` run as the
-README gives it, dialling it over a real websocket in real time. One call of at most two turns per
-protocol (an interrupting caller on the Twilio line, so a barge-in is likely). Checked: what the
+README gives it (one call of at most two turns; an interrupting caller on the Twilio line, so a
+barge-in is likely), dialling it over a real websocket in real time. Checked: what the
 user sees (exit status, the report's "Voice bot at the caller"), what the store keeps (the bot's
 words as heard, its transcript and the WER against the harness's STT on Realtime, the caller's
 waits, both channels' audio). The conversations are written to the test artifacts.
 
-One embedded llama.cpp server (started here) serves the bot's agent and deskbench's simulated
-caller and judges. Slow (minutes); skip with -m 'not integration'."""
+Two embedded llama.cpp servers, as a new user would run them: the bot's (it starts its own) and
+deskbench's (its caller and judges). Slow (minutes); skip with -m 'not integration'."""
 from __future__ import annotations
 
 import json
@@ -23,8 +23,7 @@ from typing import Iterator
 import httpx
 import pytest
 
-from harness.config import DEFAULT_EMBEDDED_MODEL, load_config
-from harness.models.engine import EngineManager, free_port
+from harness.models.engine import free_port
 from harness.voice.duplex import call_audio_ref
 from store import StoreReader
 
@@ -32,26 +31,19 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 DESKBENCH = str(Path(sys.executable).with_name("deskbench"))
 ARTIFACTS = Path(os.environ.get("DESKBENCH_TEST_ARTIFACTS", "test-artifacts"))
-JUDGED_ROLES = ("user", "judge", "complexity", "extractor")
 
 
 @pytest.fixture(scope="module")
-def llm_url() -> Iterator[str]:
-    """The embedded model's OpenAI-compatible URL, for the bot's agent and deskbench's roles."""
-    with EngineManager(load_config().engine) as engine:
-        yield engine.base_url(DEFAULT_EMBEDDED_MODEL)
-
-
-@pytest.fixture(scope="module")
-def bot_url(llm_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``python -m examples.voice_bot --port N --llm-url URL``, until ``GET /`` answers."""
+def bot_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m examples.voice_bot --port N`` as the README starts it (the bot starts the
+    embedded model itself), until ``GET /`` answers."""
     port = free_port()
     log = tmp_path_factory.mktemp("voice-bot") / "bot.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "examples.voice_bot", "--port", str(port), "--llm-url", llm_url,
-                                 "--max-tokens", "90"], cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "-m", "examples.voice_bot", "--port", str(port)], cwd=REPO,
+                                stdout=out, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             assert proc.poll() is None, f"the voice bot exited {proc.returncode}:\n{log.read_text()[-3000:]}"
             try:
@@ -60,29 +52,35 @@ def bot_url(llm_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             except httpx.HTTPError:
                 time.sleep(0.5)
         else:
-            pytest.fail(f"the voice bot did not answer GET / in 180 s:\n{log.read_text()[-3000:]}")
+            pytest.fail(f"the voice bot did not answer GET / in 300 s:\n{log.read_text()[-3000:]}")
         yield f"ws://127.0.0.1:{port}"
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=60)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         (ARTIFACTS / "voice_bot.log").write_text(log.read_text())
+        assert "starting deskbench's embedded model" in log.read_text()
 
 
-def simulate(tmp_path: Path, llm_url: str, kind: str, url: str, *flags: str) -> tuple[str, StoreReader, str]:
-    """``deskbench call simulate --agent KIND --agent-url URL`` of one call of at most two turns."""
-    store = tmp_path / "s.sqlite"
-    roles = [f"--role={r}.base_url={llm_url}" for r in JUDGED_ROLES]
-    cmd = [DESKBENCH, "call", "simulate", "--agent", kind, "--agent-url", url, "--limit", "1", "--max-turns", "2",
-           "--first-audio-timeout", "60", "--profile", "embedded", "--quiet", "--store", str(store),
-           "--out", str(tmp_path / "out"), *roles, *flags]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, cwd=REPO)
-    assert proc.returncode == 0, f"call simulate --agent {kind} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+def readme_line(kind: str) -> list[str]:
+    """The README's ``deskbench call simulate --agent KIND ...`` line, as written."""
+    readme = (REPO / "README.md").read_text()
+    line = next(ln for ln in readme.splitlines() if f"call simulate --agent {kind}" in ln)
+    return line.split("#")[0].split()[1:]   # without .venv/bin/deskbench and the comment
+
+
+def simulate(tmp_path: Path, kind: str, bot: str) -> tuple[str, StoreReader]:
+    """The README's line for ``kind`` with the bot's port, run from a fresh folder (its store is
+    ``runs/deskbench.sqlite`` there, as a new user's)."""
+    cmd = [DESKBENCH, *(a.replace("ws://127.0.0.1:8765", bot) for a in readme_line(kind))]
+    assert f"{bot}/{kind.split('-')[0]}" in cmd, cmd
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=tmp_path)
+    assert proc.returncode == 0, f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     assert "### Voice bot at the caller" in proc.stdout, proc.stdout[-3000:]
-    return proc.stdout, StoreReader(store), str(store)
+    return proc.stdout, StoreReader(tmp_path / "runs" / "deskbench.sqlite")
 
 
-def heard_turns(tmp_path: Path, reader: StoreReader, kind: str) -> list[dict]:
+def heard_turns(store_dir: Path, reader: StoreReader, kind: str) -> list[dict]:
     """The call's turns, checked; written to the test artifacts as heard."""
     (run,) = reader.runs()
     (call,) = reader.interactions(run["id"])
@@ -94,13 +92,13 @@ def heard_turns(tmp_path: Path, reader: StoreReader, kind: str) -> list[dict]:
         assert extra["agent"]["adapter"] == kind and voice["outcome"] == "reply", voice
         assert t["agent_message"].strip() and voice["heard_text"].strip(), voice
         assert voice["wait_ms"] is not None and voice["wait_ms"] > 0 and voice["bot_speech_s"] > 0.5, voice
-        assert (tmp_path / voice["audio"]).exists() and (tmp_path / extra["user"]["voice"]["audio"]).exists()
+        assert (store_dir / voice["audio"]).exists() and (store_dir / extra["user"]["voice"]["audio"]).exists()
         out.append({"turn": t["turn_index"], "caller said": t["user_message"], "bot said": t["agent_message"],
                     "harness heard": voice["heard_text"], "wait_ms": voice["wait_ms"],
                     "bot_speech_s": voice["bot_speech_s"], "gaps": voice["gaps"], "talk_over_s": voice["talk_over_s"],
                     "barge_in": voice.get("barge_in"), "transcript_wer": voice.get("transcript_wer"),
                     "agent_helpfulness": t["agent_helpfulness"], "solved": t["solved"]})
-    with wave.open(str(tmp_path / call_audio_ref(run["id"], call["id"]))) as w:
+    with wave.open(str(store_dir / call_audio_ref(run["id"], call["id"]))) as w:
         assert w.getnchannels() == 2 and w.getnframes() / w.getframerate() > 3.0
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f"voice_bot_{kind}.json").write_text(json.dumps(
@@ -109,18 +107,18 @@ def heard_turns(tmp_path: Path, reader: StoreReader, kind: str) -> list[dict]:
     return out
 
 
-def test_a_call_through_twilio_media_streams(tmp_path, llm_url, bot_url):
-    printed, reader, _ = simulate(tmp_path, llm_url, "twilio-ws", bot_url + "/twilio", "--caller", "interrupting")
-    turns = heard_turns(tmp_path, reader, "twilio-ws")
+def test_a_call_through_twilio_media_streams(tmp_path, bot_url):
+    printed, reader = simulate(tmp_path, "twilio-ws", bot_url)
+    turns = heard_turns(tmp_path / "runs", reader, "twilio-ws")
     assert all(t["transcript_wer"] is None for t in turns)   # Twilio carries no transcript
     for t in turns:
-        if t["barge_in"]:
+        if t["barge_in"]:   # the README's caller interrupts: the yield is measured
             assert t["barge_in"]["yield_ms"] is not None and t["barge_in"]["by"] in ("clear", "audio_end")
 
 
-def test_a_call_through_the_realtime_protocol(tmp_path, llm_url, bot_url):
-    printed, reader, _ = simulate(tmp_path, llm_url, "realtime-ws", bot_url + "/realtime")
-    turns = heard_turns(tmp_path, reader, "realtime-ws")
+def test_a_call_through_the_realtime_protocol(tmp_path, bot_url):
+    printed, reader = simulate(tmp_path, "realtime-ws", bot_url)
+    turns = heard_turns(tmp_path / "runs", reader, "realtime-ws")
     # the judged words are the bot's own transcript; the harness's STT of its audio is compared
     assert all(t["transcript_wer"] is not None for t in turns)
     assert "The bot's own transcript against what the harness's STT heard" in printed
