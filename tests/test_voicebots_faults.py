@@ -62,3 +62,26 @@ def test_a_misbehaving_bot_ends_its_call_with_a_named_stop_reason(tmp_path, task
         if fault:
             assert error["fault"] == fault
     assert f"{stop} 1" in out and "### Voice bot at the caller" in out
+
+
+def test_realtime_commit_mode_the_harness_commits_and_asks_for_each_response(tmp_path, tasks_file, monkeypatch,
+                                                                              capsys):
+    monkeypatch.setattr("harness.compose.Runtime", FakeModelsRuntime)
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    store = tmp_path / "s.sqlite"
+    with BotThread(["--script", str(script)]) as bot:
+        code = main(["call", "simulate", "--store", str(store), "--dataset", str(tasks_file), "--limit", "1",
+                     "--max-turns", "2", "--user", "scripted", "--agent", "realtime-ws", "--agent-url",
+                     bot.url("/realtime"), "--turn-detection", "commit", "--quiet", "--out", str(tmp_path / "out")])
+    assert code == 0
+    reader = StoreReader(store)
+    (call,) = reader.interactions(reader.runs()[-1]["id"])
+    turns = reader.turns(call["id"])
+    assert call["stop_reason"] == "max_turns" and len(turns) == 2
+    for t, reply in zip(turns, REPLIES):
+        voice = json.loads(t["extra_json"])["agent"]["voice"]
+        # no server VAD: the bot answered the harness's commit + response.create, with its transcript
+        assert t["agent_message"] == reply and voice["bot_transcript"] == reply
+        assert "input_audio_buffer.speech_started" not in voice["events"] and voice["events"]["response.done"] == 1
+        assert voice["transcript_wer"] is not None and voice["transcript_wer"] < 0.3
