@@ -11,6 +11,8 @@ import json
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
+from harness.agent_spec import VOICE_BOT_AGENTS as VOICE_BOTS
+from harness.selfscore.batch import failed_by_agent
 from harness.study.statistics import summarize_measures
 from store import StoreReader
 
@@ -73,7 +75,7 @@ def agent_figures(reader: StoreReader, run_id: str) -> dict[str, Any] | None:
     interactions = reader.interactions(run_id)
     turns_by = reader.turns_for_run(run_id)
     extras = [e for rows in turns_by.values() for t in rows if (e := turn_agent_extra(t))]
-    failed = [i for i in interactions if i.get("stop_reason") == "agent_error"]
+    failed = [i for i in interactions if failed_by_agent(i)]
     details = [failure_detail(i) for i in failed]
     if not extras and not any(d.get("adapter") for d in details):
         return None
@@ -138,14 +140,19 @@ def agent_lines(reader: StoreReader, run_id: str, f: dict[str, Any] | None = Non
     f = f or agent_figures(reader, run_id)
     if f is None:
         return []
+    bot = f["adapter"] in VOICE_BOTS
+    how = ("a voice bot dialled in real time; its figures at the caller: \"Voice bot at the caller\"" if bot
+           else f"contract version {f['contract_version'] or '-'}")
     lines = ["", "## Agent under test", "",
-             f"- adapter `{f['adapter']}`, agent `{f['agent']}` (contract version {f['contract_version'] or '-'})",
+             f"- adapter `{f['adapter']}`, agent `{f['agent']}` ({how})",
              f"- {f['answered_turns']} replies in {f['conversations']} conversations; ended by the agent's "
-             f"failure (`agent_error`): {f['agent_error']}; ended by the agent (`agent_ended`): {f['agent_ended']}; "
-             f"turns that needed a retry: {f['retried_turns']}",
-             _timing("latency", f["latency_ms"]), _timing("time to first token", f["ttft_ms"])
-             if f["ttft_ms"]["n"] else "- time to first token: not measured (the agent did not stream)",
-             f"- messages per turn: {_n(f['messages_per_turn'])}"]
+             f"failure (`{'bot_error`, `bot_timeout`, `bot_hung_up' if bot else 'agent_error'}`): {f['agent_error']}; "
+             f"ended by the agent (`agent_ended`): {f['agent_ended']}; turns that needed a retry: {f['retried_turns']}",
+             _timing("the caller's wait" if bot else "latency", f["latency_ms"])]
+    if not bot:
+        lines += [_timing("time to first token", f["ttft_ms"]) if f["ttft_ms"]["n"]
+                  else "- time to first token: not measured (the agent did not stream)",
+                  f"- messages per turn: {_n(f['messages_per_turn'])}"]
     if f["turns_with_trace"]:
         tools = ", ".join(f"{name} {n}" for name, n in f["top_tools"].items()) or "none"
         lines += [f"- trace reported on {f['turns_with_trace']}/{f['answered_turns']} turns: tool calls per turn "

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.agent_spec import VOICE_BOT_AGENTS
 from harness.voice.wer import summarize_errors, word_errors
 from store import StoreReader
 
@@ -93,7 +94,7 @@ def bot_lines(reader: StoreReader, run_id: str) -> list[str]:
     voices = bot_voices([t for rows in by_iid.values() for t in rows])
     config = reader.run(run_id).get("config") or {}
     kind = (config.get("run") or {}).get("agent")
-    if not voices and kind not in ("twilio-ws", "realtime-ws"):
+    if not voices and kind not in VOICE_BOT_AGENTS:
         return []
     stops, failures = _stops(reader, run_id)
     barges = [v["barge_in"] for v in voices if v.get("barge_in")]
