@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.config import Config
+from harness.selfscore.batch import failed_by_agent
 from harness.selfscore.runs import Progress, ProgressFn
 from harness.tasks.datasets import Dataset
 from harness.tasks.jsonl import atomic_write
@@ -106,7 +107,7 @@ def plan_shards(store: str | Path, run_id: str, shards: int, shard_dir: Path,
     reader = StoreReader(store)
     run = reader.run(run_id)
     todo = [r["id"] for r in reader.interactions(run["id"])
-            if r["status"] != "completed" or r.get("stop_reason") == "agent_error"]
+            if r["status"] != "completed" or failed_by_agent(r)]
     plan = uuid.uuid4().hex[:12]
     specs = []
     for k, ids in enumerate(split_evenly(todo, shards) if todo else []):

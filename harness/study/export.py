@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.selfscore.batch import failed_by_agent
 from harness.selfscore.scoring import EXPORT_FIELDS
 from harness.study.agent_report import failure_detail, turn_agent_extra
 from harness.study.trials import trial_summary
@@ -34,7 +35,7 @@ def interaction_rows(reader: StoreReader, run_id: str) -> list[dict[str, Any]]:
     """One row per scored interaction: the export fields, then provenance; in a run where the
     agent under test failed a conversation, ``agent_error`` (the failure's detail as JSON: kind,
     status, body excerpt, turn) on every row (empty where it did not fail)."""
-    failed = {i["id"]: i for i in reader.interactions(run_id) if i.get("stop_reason") == "agent_error"}
+    failed = {i["id"]: i for i in reader.interactions(run_id) if failed_by_agent(i)}
     rows = []
     for s in reader.scores(run_id):
         f = s["figures"]
