@@ -53,7 +53,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--model", help="the model's name (default: the first GET {llm-url}/models lists)")
     p.add_argument("--api-key", default=os.environ.get("OPENAI_API_KEY", "none"),
                    help="the endpoint's API key (default $OPENAI_API_KEY)")
-    p.add_argument("--max-tokens", type=int, default=160, help="bound on each reply's tokens (default 160)")
+    p.add_argument("--max-tokens", type=int, default=90, help="bound on each reply's tokens (default 90: about 20 s of speech, a phone-length answer)")
     p.add_argument("--max-sentences", type=int, default=4,
                    help="say at most this many sentences a reply; the rest is not generated (default 4; 0: no limit)")
     p.add_argument("--greeting", help="said as soon as a call starts (default: none; the caller speaks first)")
