@@ -494,7 +494,7 @@ async def test_llm_agent_speaks_its_first_sentence_before_the_reply_is_written(c
     assert done["response"]["status"] == "completed"
     assert line.find("response.output_audio_transcript.done")[0][2]["transcript"] == said, "--max-sentences 2"
     (request,) = server.requests
-    assert request["stream"] is True and request["max_tokens"] == 160 and request["model"] == "agent-fake"
+    assert request["stream"] is True and request["max_tokens"] == 90 and request["model"] == "agent-fake"
     system, user = request["messages"]
     assert system["role"] == "system" and "phone" in system["content"] and "markdown" in system["content"]
     assert user["role"] == "user" and "network" in user["content"].lower()
