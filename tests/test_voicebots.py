@@ -92,7 +92,8 @@ def test_measures_of_a_turn():
     m = turn_measures(caller, bot, 2.0, 2.5, None)
     assert m["wait_ms"] == 600.0 and m["first_audio_ms"] == 500.0 and m["bot_speech_s"] == 2.9
     assert m["gaps"] == {"n": 1, "total_s": 0.5, "max_s": 0.5} and m["talk_over_s"] == 0.0
-    assert turn_measures([(0.0, 2.0)], [(1.5, 3.0)], 2.0, 1.5, None)["talk_over_s"] == 0.5
+    early = turn_measures([(0.0, 2.0)], [(1.5, 3.0)], 2.0, 1.5, None)
+    assert early["talk_over_s"] == 0.5 and early["wait_ms"] is None and early["spoke_early_ms"] == 500.0
     assert percentiles([100.0, 200.0, 300.0, None]) == {"n": 3, "p50": 200.0, "p95": 290.0, "max": 300.0, "mean": 200.0}
     assert regions(np.zeros(0, np.float32), 8000, 0.0) == []
 

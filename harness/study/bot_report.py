@@ -98,11 +98,13 @@ def bot_lines(reader: StoreReader, run_id: str) -> list[str]:
         return []
     stops, failures = _stops(reader, run_id)
     barges = [v["barge_in"] for v in voices if v.get("barge_in")]
+    early = sum(1 for v in voices if v.get("spoke_early_ms") is not None)
     lines = ["", "### Voice bot at the caller", "",
              f"Protocol `{kind}`, bot at `{(config.get('agent') or {}).get('url')}`, dialled in real time; "
              f"{len(by_iid)} calls, {len(voices)} bot turns. How the calls ended: "
              + ", ".join(f"{k} {n}" for k, n in sorted(stops.items(), key=lambda kv: str(kv[0]))) + ". "
-             f"Barge-ins: {len(barges)}, the bot yielded in {sum(1 for b in barges if b.get('yielded'))}.", "",
+             f"Barge-ins: {len(barges)}, the bot yielded in {sum(1 for b in barges if b.get('yielded'))}. "
+             f"Turns where the bot began before the caller had finished (no wait; see talk_over_s): {early}.", "",
              "| measure | n | p50 | p95 | max | mean | what |", "|---|---|---|---|---|---|---|"]
     for (name, what), values in zip(MEASURES, bot_measures(voices).values()):
         s = spread(values)

@@ -6,6 +6,7 @@ speech found by the energy detector of :mod:`harness.voice.vad` (gaps under 0.3 
 | measure | meaning |
 |---|---|
 | ``wait_ms`` | the caller's end of speech -> the bot's first speech as played: the caller's wait |
+| ``spoke_early_ms`` | instead of ``wait_ms`` when the bot's speech began before the caller finished: how early |
 | ``first_audio_ms`` | the caller's end of speech -> the bot's first audio of any kind (silence included) |
 | ``bot_speech_s`` | the bot's speaking time in the turn (as heard: cut at a barge-in's yield) |
 | ``gaps`` | silences of 0.3 s or more inside the bot's reply: ``n``, ``total_s``, ``max_s`` |
@@ -46,7 +47,11 @@ def turn_measures(caller: list[tuple[float, float]], bot: list[tuple[float, floa
         "wait_ms": None, "bot_speech_s": 0.0, "gaps": {"n": 0, "total_s": 0.0, "max_s": 0.0},
         "talk_over_s": round(_overlap(caller, bot), 3)}
     if bot:
-        out["wait_ms"] = round((bot[0][0] - caller_end_s) * 1000.0, 1)
+        wait = round((bot[0][0] - caller_end_s) * 1000.0, 1)
+        if wait >= 0:
+            out["wait_ms"] = wait
+        else:   # it spoke before the caller had finished: no wait, a talk-over (how early, kept)
+            out["spoke_early_ms"] = -wait
         out["bot_speech_s"] = round(sum(b - a for a, b in bot), 3)
         gaps = [c - b for (_, b), (c, _) in zip(bot, bot[1:])]
         if gaps:

@@ -91,10 +91,13 @@ def heard_turns(store_dir: Path, reader: StoreReader, kind: str) -> list[dict]:
         voice = extra["agent"]["voice"]
         assert extra["agent"]["adapter"] == kind and voice["outcome"] == "reply", voice
         assert t["agent_message"].strip() and voice["heard_text"].strip(), voice
-        assert voice["wait_ms"] is not None and voice["wait_ms"] > 0 and voice["bot_speech_s"] > 0.5, voice
+        # a wait, or (after a barge-in, the bot answering the opener) speech begun before the caller finished
+        assert (voice["wait_ms"] or 0) > 0 or voice.get("spoke_early_ms"), voice
+        assert voice["bot_speech_s"] > 0.5, voice
         assert (store_dir / voice["audio"]).exists() and (store_dir / extra["user"]["voice"]["audio"]).exists()
         out.append({"turn": t["turn_index"], "caller said": t["user_message"], "bot said": t["agent_message"],
                     "harness heard": voice["heard_text"], "wait_ms": voice["wait_ms"],
+                    "spoke_early_ms": voice.get("spoke_early_ms"),
                     "bot_speech_s": voice["bot_speech_s"], "gaps": voice["gaps"], "talk_over_s": voice["talk_over_s"],
                     "barge_in": voice.get("barge_in"), "transcript_wer": voice.get("transcript_wer"),
                     "agent_helpfulness": t["agent_helpfulness"], "solved": t["solved"]})
