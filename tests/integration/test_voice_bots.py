@@ -1,7 +1,7 @@
 """A team's voice bot called for real: the reference bot of examples/voice_bot (energy
 endpointing, Whisper, the embedded model as its agent, piper; both protocols on one server) started
 as the README starts it, and `deskbench call simulate --agent twilio-ws|realtime-ws` run as the
-README gives it (one call of at most two turns; an interrupting caller on the Twilio line, so a
+README gives it (one call of one turn; an interrupting caller on the Twilio line, so a
 barge-in is likely), dialling it over a real websocket in real time. Checked: what the
 user sees (exit status, the report's "Voice bot at the caller"), what the store keeps (the bot's
 words as heard, its transcript and the WER against the harness's STT on Realtime, the caller's
