@@ -9,7 +9,8 @@ from tests.integration.test_readme_commands import deskbench
 
 def test_trials_personas_and_the_noise_floor_on_the_embedded_model(tmp_path):
     store = str(tmp_path / "s.sqlite")
-    common = ["--limit", "2", "--trials", "2", "--max-turns", "3", "--store", store, "--quiet"]
+    # two turns are enough for every check below (the persona is recorded from turn 2 on)
+    common = ["--limit", "2", "--trials", "2", "--max-turns", "2", "--store", store, "--quiet"]
     impatient = deskbench("run", *common, "--persona", "impatient", "--name", "imp",
                           "--out", str(tmp_path / "imp"), timeout=1800)
     # the report: pass^1 and pass^2, the flip share, the spread with its noise floor, by persona
@@ -34,7 +35,7 @@ def test_trials_personas_and_the_noise_floor_on_the_embedded_model(tmp_path):
     acts = [json.loads(t)["user"]["simulator"]["persona"] for (t,) in db.execute(
         "SELECT t.extra_json FROM turns t JOIN interactions i ON i.id = t.interaction_id "
         "WHERE i.persona = 'impatient' AND t.turn_index > 1")]
-    assert all(a["name"] == "impatient" for a in acts)
+    assert acts and all(a["name"] == "impatient" for a in acts)
 
     compared = deskbench("compare", "--store", store, "imp", "coop", "--out", str(tmp_path / "cmp"))
     assert "Noise floor (paired by task, trials: imp 2, coop 2)" in compared
