@@ -3,7 +3,8 @@ examples/voice_bot (scripted replies, real Whisper and piper, in a thread of the
 with each of its fault modes from turn 2, dialled over both protocols by the harness with its own
 real speech (piper, Whisper) and fake chat models for the caller and the judges. Each call ends
 with a named stop reason, turn 1 (what was heard before the fault) stays stored, the failure
-names what happened, and the command exits 0 with the report saying so."""
+names what happened, and the command exits 0 with the report saying so. The caller waits up to 30 s
+for the first audio: the bot's Whisper and piper share the test machine's cores."""
 from __future__ import annotations
 
 import json
@@ -42,7 +43,7 @@ def test_a_misbehaving_bot_ends_its_call_with_a_named_stop_reason(tmp_path, task
     with BotThread(["--script", str(script), "--fault", mode, "--fault-turn", "2"]) as bot:
         code = main(["call", "simulate", "--store", str(store), "--dataset", str(tasks_file), "--limit", "1",
                      "--max-turns", "3", "--user", "scripted", "--agent", f"{path}-ws", "--agent-url",
-                     bot.url(f"/{path}"), "--first-audio-timeout", "4", "--quiet", "--out", str(tmp_path / "out")])
+                     bot.url(f"/{path}"), "--first-audio-timeout", "30", "--quiet", "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert code == 0
     reader = StoreReader(store)
@@ -73,7 +74,7 @@ def test_realtime_commit_mode_the_harness_commits_and_asks_for_each_response(tmp
     with BotThread(["--script", str(script)]) as bot:
         code = main(["call", "simulate", "--store", str(store), "--dataset", str(tasks_file), "--limit", "1",
                      "--max-turns", "2", "--user", "scripted", "--agent", "realtime-ws", "--agent-url",
-                     bot.url("/realtime"), "--turn-detection", "commit", "--quiet", "--out", str(tmp_path / "out")])
+                     bot.url("/realtime"), "--turn-detection", "commit", "--first-audio-timeout", "30", "--quiet", "--out", str(tmp_path / "out")])
     assert code == 0
     reader = StoreReader(store)
     (call,) = reader.interactions(reader.runs()[-1]["id"])
