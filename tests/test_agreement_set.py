@@ -131,3 +131,32 @@ def test_held_out_agent_labels_use_the_whole_scale(rows):
     values = {t["labels"]["agent_helpfulness"] for r in rows if r["split"] == "heldout"
               for t in r["turns"] if "agent_helpfulness" in t.get("labels", {})}
     assert {0, 1, 2} <= values
+
+
+HELDOUT = DATA / "agreement" / "heldout.jsonl"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "selfscore.md"
+SHA256 = re.compile(r"`([0-9a-f]{64})`")
+
+
+def test_the_fresh_held_out_part_is_the_frozen_file():
+    """heldout.jsonl was frozen before any figure was read on it: its sha256 is the one written in
+    SOURCE.md and docs/selfscore.md. A changed file (or a changed record) fails here."""
+    import hashlib
+    digest = hashlib.sha256(HELDOUT.read_bytes()).hexdigest()
+    for doc in (LABELLED.parent / "SOURCE.md", DOCS):
+        recorded = SHA256.findall(doc.read_text(encoding="utf-8"))
+        assert digest in recorded, f"{HELDOUT.name} sha256 {digest} is not the one recorded in {doc.name}: {recorded}"
+
+
+def test_the_fresh_held_out_part_is_new_balanced_and_people_labelled(tuning_sets):
+    fresh = read_jsonl(HELDOUT)
+    solved = [r["labels"]["solved"] for r in fresh]
+    assert len(fresh) >= 20 and sum(solved) == len(solved) - sum(solved)
+    old = read_jsonl(LABELLED)
+    used = {r["source"].get("thread_id") for r in old} | tuning_sets[0]
+    for r in fresh:
+        assert r["split"] == "heldout" and r["labels"]["labelled_by"] == "people", r["id"]
+        assert r["source"]["thread_id"] not in used, r["id"]
+        assert r["labels"]["note"].startswith("The asker's own words"), r["id"]
+        close = [q for q in [o["question"] for o in old] + tuning_sets[1] if overlap(r["question"], q) >= OVERLAP_LIMIT]
+        assert not close, f"{r['id']} is too close to {close[0][:80]!r}"
