@@ -1,9 +1,10 @@
 """The human-labelled agreement set (harness/data/agreement/labelled.jsonl, issue 29).
 
 Standard library and pytest only: the file's size, its solved balance per split, that every label
-says how it was decided, that the held-out split shares no thread or question with what the prompts
-were tuned on (troubleshooting.jsonl, harness/data/sanity/*), and that the held-out agent labels use
-the whole 0-2 scale. harness/data/agreement/build_labelled.py checks the rest (and prints the counts).
+says how it was decided and who gave it (labelled_by), that the checked split (the first held-out part,
+renamed after it was looked at) shares no thread or question with what the prompts were tuned on
+(troubleshooting.jsonl, harness/data/sanity/*), that its agent labels use the whole 0-2 scale, and that
+the fresh held-out part (heldout.jsonl) is the frozen file, new and balanced. harness/data/agreement/build_labelled.py checks the rest (and prints the counts).
 """
 import glob
 import json
@@ -17,7 +18,7 @@ LABELLED = DATA / "agreement" / "labelled.jsonl"
 TROUBLESHOOTING = DATA / "ubuntu_irc" / "troubleshooting.jsonl"
 THREADS = DATA / "ubuntu_irc" / "ubuntu_irc_test_threads.jsonl"
 SANITY = DATA / "sanity"
-SPLITS = ("tune", "heldout")
+SPLITS = ("tune", "checked")
 OVERLAP_LIMIT = 0.6  # as in build_labelled.py
 THREAD_ID = re.compile(r"\d{4}-\d{2}-\d{2}_\d{2}#\d+")
 STOP = set("""a an and are as at be but by can could do does doesn't dont don't for from get gets got
@@ -107,9 +108,9 @@ def test_each_split_is_balanced(rows, split):
     assert 0.35 <= sum(solved) / len(solved) <= 0.65
 
 
-def test_held_out_is_disjoint_from_the_tuning_sets(rows, tuning_sets):
+def test_checked_is_disjoint_from_the_tuning_sets(rows, tuning_sets):
     ids, questions = tuning_sets
-    held = [r for r in rows if r["split"] == "heldout"]
+    held = [r for r in rows if r["split"] == "checked"]
     assert held
     normalised = {normal(q) for q in questions}
     for r in held:
@@ -119,16 +120,27 @@ def test_held_out_is_disjoint_from_the_tuning_sets(rows, tuning_sets):
         assert not close, f"{r['id']} is too close to a tuning question: {close[0][:80]!r}"
 
 
-def test_every_label_has_a_note(rows):
+def test_every_label_has_a_note_and_a_source(rows):
     for r in rows:
         assert r["labels"].get("note", "").strip(), r["id"]
+        assert r["labels"]["labelled_by"] in ("maintainers", "people"), r["id"]
         for i, turn in enumerate(r["turns"]):
             if "labels" in turn:
                 assert turn["labels"].get("note", "").strip(), f"{r['id']} turn {i}"
+                assert turn["labels"]["labelled_by"] == "maintainers", f"{r['id']} turn {i}: every grade was written here"
 
 
-def test_held_out_agent_labels_use_the_whole_scale(rows):
-    values = {t["labels"]["agent_helpfulness"] for r in rows if r["split"] == "heldout"
+def test_people_labels_rest_on_the_askers_words(rows):
+    """A solved label is the people's only where the asker's own words in the real thread decide it:
+    real #ubuntu threads, never a written conversation or a Stack Exchange reply paired here."""
+    people = [r for r in rows if r["labels"]["labelled_by"] == "people"]
+    assert people
+    for r in people:
+        assert r["origin"] == "verbatim" and r["source"]["dataset"] == "ubuntu_irc", r["id"]
+
+
+def test_checked_agent_labels_use_the_whole_scale(rows):
+    values = {t["labels"]["agent_helpfulness"] for r in rows if r["split"] == "checked"
               for t in r["turns"] if "agent_helpfulness" in t.get("labels", {})}
     assert {0, 1, 2} <= values
 

@@ -1,7 +1,7 @@
 """``deskbench agreement``: SelfScore's judgments against human labels.
 
-Reads transcripts with ``labels`` (default: the shipped labelled set,
-``harness/data/agreement/labelled.jsonl``), judges what the labels compare and the file does not
+Reads transcripts with ``labels`` (default: the shipped sets, the fresh held-out part
+``harness/data/agreement/heldout.jsonl`` and ``labelled.jsonl``), judges what the labels compare and the file does not
 already hold (the solved-check per turn, user and agent helpfulness, complexity only when a
 conversation has ``labels.quality``) with each asked method profile, and prints the agreement
 tables per split (``harness.study.label_agreement``).
@@ -18,21 +18,31 @@ from harness.cli.common import add_config_args, build_config, console, out
 from harness.cli.defaults import config_options
 from harness.cli.progress import counting
 
-LABELLED_SET = Path(__file__).resolve().parents[1] / "data" / "agreement" / "labelled.jsonl"
-SPLITS = ("heldout", "tune", "all")
+AGREEMENT_DATA = Path(__file__).resolve().parents[1] / "data" / "agreement"
+LABELLED_SET = AGREEMENT_DATA / "labelled.jsonl"
+HELDOUT_SET = AGREEMENT_DATA / "heldout.jsonl"
+LABELLED_SETS = (HELDOUT_SET, LABELLED_SET)
+SPLITS = ("heldout", "checked", "tune", "all")
 
 
-def labelled_rows(path: Path, split: str) -> list[dict[str, Any]]:
-    """The rows of ``path`` in ``split`` (``all``: every row) that carry at least one label.
+def labelled_rows(paths: Path | list[Path] | tuple[Path, ...], split: str) -> list[dict[str, Any]]:
+    """The rows of ``paths`` (one file or several) in ``split`` (``all``: every row) that carry at
+    least one label, their labels' ``labelled_by`` checked (``harness.study.label_sources``).
 
     Raises:
-        ValueError: when no row of the split has a label (names the file and the fix).
+        ValueError: a line that is not JSON, a ``labelled_by`` that is not a known source, or no
+            labelled row in the split (each names the file, the row and the fix).
     """
+    from harness.study.label_sources import check_label_sources
     from harness.tasks.jsonl import read_jsonl
-    parsed, problems, _ = read_jsonl(path)
-    if problems:
-        raise ValueError(f"{path}: {problems[0]}. Fix that line (docs/data-formats.md#human-labels).")
-    rows = [row for _, row in parsed if split == "all" or row.get("split") == split]
+    rows = []
+    for path in [paths] if isinstance(paths, Path) else paths:
+        parsed, problems, _ = read_jsonl(path)
+        if problems:
+            raise ValueError(f"{path}: {problems[0]}. Fix that line (docs/data-formats.md#human-labels).")
+        check_label_sources([row for _, row in parsed], path)
+        rows += [row for _, row in parsed if split == "all" or row.get("split") == split]
+    path = paths if isinstance(paths, Path) else " + ".join(str(p) for p in paths)
 
     def labelled(row):
         return bool(row.get("labels")) or any(t.get("labels") for t in row.get("turns") or [])
@@ -75,7 +85,7 @@ async def heldout_line(runtime, n: int) -> str:
     """One line of agreement with the human labels of ``n`` held-out conversations of the shipped
     set (balanced solved/unsolved, in file order): solved per class and agent helpfulness."""
     from harness.study.label_agreement import agreement_line, agreement_summary
-    rows = labelled_rows(LABELLED_SET, "heldout")
+    rows = labelled_rows(HELDOUT_SET, "heldout")
     by_label = [[r for r in rows if (r.get("labels") or {}).get("solved") is label] for label in (True, False)]
     picked = [r for pair in zip(*by_label) for r in pair][:n]
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,15 +101,16 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
     from harness.compose import Runtime
     from harness.study.label_agreement import agreement_markdown, agreement_summary
-    path = Path(args.transcripts or LABELLED_SET)
-    rows = labelled_rows(path, args.split)
+    paths = [Path(args.transcripts)] if args.transcripts else list(LABELLED_SETS)
+    rows = labelled_rows(paths, args.split)
+    names = " + ".join(p.name for p in paths)
     profiles = [p.strip() for p in (args.profiles or "").split(",") if p.strip()] or [None]
     kinds = [k.strip() for k in (args.kinds or ",".join(JUDGED_KINDS)).split(",") if k.strip()]
     if set(kinds) - set(JUDGED_KINDS):
         raise ValueError(f"--kinds {args.kinds!r}: choose from {', '.join(JUDGED_KINDS)}")
     if args.no_reference:  # the judge reads the problem statement alone, no reference solution
         rows = [{k: v for k, v in r.items() if k != "solution"} for r in rows]
-    results: dict[str, Any] = {"transcripts": str(path), "split": args.split, "profiles": {}}
+    results: dict[str, Any] = {"transcripts": " + ".join(str(p) for p in paths), "split": args.split, "profiles": {}}
     for profile in profiles:
         if profile is not None:
             args.profile = profile
@@ -110,19 +121,21 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             name = runtime.profile.name
             target = Path(args.out or Path(config.store).parent / "agreement") / f"scored-{name}.jsonl"
             target.parent.mkdir(parents=True, exist_ok=True)
-            console.print(f"Judging {len(rows)} labelled conversations of {path.name} (split {args.split}) "
+            console.print(f"Judging {len(rows)} labelled conversations of {names} (split {args.split}) "
                           f"with the judge role ({config.role('judge').model}), profile {name} ...")
             with counting("conversations judged", args.quiet, console) as on_progress:
                 scored = asyncio.run(judge_labelled(runtime, rows, target, config.run.concurrency, on_progress,
                                                     kinds))
-        splits = ["heldout", "tune"] if args.split == "all" else [args.split]
+        present = {str(r.get("split")) for r in scored if r.get("split")}
+        splits = ([s for s in SPLITS[:-1] if s in present] + sorted(present - set(SPLITS))
+                  if args.split == "all" else [args.split])
         summaries = {s: agreement_summary(scored, s) for s in splits if any(r.get("split") == s for r in scored)}
         if not summaries:  # a file without splits: all of it
             summaries = {"all": agreement_summary(scored)}
         results["profiles"][name] = {"judge_model": config.role("judge").model, "scored": str(target),
                                      "profile": runtime.profile_record(), "splits": summaries}
         for split, summary in summaries.items():
-            title = f"Agreement with human labels: {path.name}, split {split}, profile {name}, judge {config.role('judge').model}"
+            title = f"Agreement with human labels: {names}, split {split}, profile {name}, judge {config.role('judge').model}"
             out.print("\n".join(agreement_markdown(summary, title)), highlight=False, markup=False)
         out.print(f"\nScored transcripts: {target}", highlight=False)
     if args.json:
@@ -137,9 +150,10 @@ def add_agreement_command(sub) -> None:
                        "agreement (solved accuracy per class, Spearman/Kendall, weighted kappa)")
     add_config_args(p)
     p.add_argument("--transcripts", help="JSONL transcripts with labels (docs/data-formats.md#human-labels; "
-                   "default: the shipped labelled set, harness/data/agreement/labelled.jsonl)")
-    p.add_argument("--split", choices=SPLITS, default="all", help="which rows to judge: heldout (no prompt "
-                   "or rule was tuned on them), tune, or all (each reported separately) (default: all)")
+                   "default: the shipped sets, harness/data/agreement/heldout.jsonl and labelled.jsonl)")
+    p.add_argument("--split", choices=SPLITS, default="all", help="which rows to judge: heldout (frozen, "
+                   "no figure read before it was frozen), checked (the first held-out part, since looked at), tune, "
+                   "or all (each reported separately) (default: all)")
     p.add_argument("--profiles", help="comma-separated method profiles to judge with, each reported "
                    "(e.g. paper,embedded; default: --profile, else the config's)")
     p.add_argument("--kinds", help="comma-separated judgments to compare: solved, agent_helpfulness, "

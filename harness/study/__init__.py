@@ -15,6 +15,7 @@ FACE = {
     "agreement_markdown": "label_agreement",
     "agreement_summary": "label_agreement",
     "call_lines": "call_report",
+    "check_label_sources": "label_sources",
     "compare_trials": "noise",
     "export_run": "export",
     "failure_detail": "agent_report",

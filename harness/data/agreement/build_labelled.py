@@ -6,17 +6,19 @@ checks that
 - every row is a valid transcript for ``harness.selfscore.transcripts`` (read with its own reader) and
   carries no judged field (``user_helpfulness``, ``agent_helpfulness``, ``solved`` on a turn), so a
   judge still scores every turn;
-- ``split`` is tune or heldout, ``kind`` one of the seven families, ``source`` names dataset, id and
+- ``split`` is tune or checked (the first held-out part, renamed after it was looked at; the fresh
+  held-out part is heldout.jsonl, built by build_heldout.py), ``kind`` one of the seven families, ``source`` names dataset, id and
   licence, ``problem`` is set, and each family has its fixed solved label and shape (an
   irc_thanks_no_fix asker's last message thanks, an irc_fix_no_thanks asker never does, turn_help and
   user_help have several turns);
 - labels are in range (``solved`` a bool; per turn ``agent_helpfulness`` / ``user_helpfulness`` 0, 1
-  or 2, an agent label only on a non-empty agent message) and every label object has a ``note``;
+  or 2, an agent label only on a non-empty agent message) and every label object has a ``note`` and
+  a ``labelled_by`` (``maintainers`` or ``people``; per turn ``maintainers``: every grade was written here);
 - the real text is the sources' text: a Stack Exchange question and its reply are the LFRQA question
   and reference answer (its own for se_accepted, ``source.reply_id``'s for se_neighbour, a written one
   marked ``written`` for se_wrong); a verbatim #ubuntu row's turns are its thread rebuilt with the
   brief's merge rule; a written-after-question row starts with the thread's first asker message;
-- held-out rows share no thread id with troubleshooting.jsonl or any file of harness/data/sanity/,
+- checked rows (the first held-out part) share no thread id with troubleshooting.jsonl or any file of harness/data/sanity/,
   and no question with them (same normalised text, or content-word overlap >= OVERLAP_LIMIT with a
   question or first user message there; a #ubuntu thread whose first message is that close to a sanity
   question counts as a sanity thread);
@@ -44,7 +46,8 @@ THREADS = IRC / "ubuntu_irc_test_threads.jsonl"
 TROUBLESHOOTING = IRC / "troubleshooting.jsonl"
 SANITY = HERE.parent / "sanity"
 
-SPLITS = ("tune", "heldout")
+SPLITS = ("tune", "checked")
+SOURCES = ("maintainers", "people")
 KINDS = ("se_accepted", "se_neighbour", "se_wrong", "irc_thanks_no_fix", "irc_fix_no_thanks",
          "turn_help", "user_help")
 FIXED_SOLVED = {"se_accepted": True, "se_neighbour": False, "se_wrong": False,
@@ -150,7 +153,7 @@ def check(rows: list[dict]) -> tuple[list[str], list[str]]:
         rid = row.get("id", f"line {n}")
         bad = lambda msg: problems.append(f"{rid}: {msg}")  # noqa: E731
         if row.get("split") not in SPLITS:
-            bad(f"split {row.get('split')!r} is not tune or heldout")
+            bad(f"split {row.get('split')!r} is not tune or checked")
         kind = row.get("kind")
         if kind not in KINDS:
             bad(f"kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -167,6 +170,8 @@ def check(rows: list[dict]) -> tuple[list[str], list[str]]:
             bad("labels.solved must be true or false")
         if not str(labels.get("note", "")).strip():
             bad("labels.note is missing")
+        if labels.get("labelled_by") not in SOURCES:
+            bad(f"labels.labelled_by {labels.get('labelled_by')!r} is not one of {', '.join(SOURCES)}")
         if "quality" in labels and (isinstance(labels["quality"], bool)
                                     or not isinstance(labels["quality"], (int, float))):
             bad("labels.quality must be a number")
@@ -192,6 +197,8 @@ def check(rows: list[dict]) -> tuple[list[str], list[str]]:
                 continue
             if not str(tl.get("note", "")).strip():
                 bad(f"turns[{i}].labels.note is missing")
+            if tl.get("labelled_by") != "maintainers":
+                bad(f"turns[{i}].labels.labelled_by must be maintainers (every grade was written here)")
             if not any(k in tl for k in TURN_LABELS):
                 bad(f"turns[{i}].labels has no label")
             for key in TURN_LABELS:
@@ -199,7 +206,7 @@ def check(rows: list[dict]) -> tuple[list[str], list[str]]:
                     bad(f"turns[{i}].labels.{key} is {tl[key]!r}, must be 0, 1 or 2")
             if "agent_helpfulness" in tl and not turn.get("agent", "").strip():
                 bad(f"turns[{i}] labels an empty agent message")
-            extra = set(tl) - {*TURN_LABELS, "note"}
+            extra = set(tl) - {*TURN_LABELS, "note", "labelled_by"}
             if extra:
                 bad(f"turns[{i}].labels has unknown keys {sorted(extra)}")
         problems += [f"{rid}: {p}" for p in check_text(row, lfrqa, threads)]
@@ -207,13 +214,13 @@ def check(rows: list[dict]) -> tuple[list[str], list[str]]:
         if key in seen_questions:
             bad(f"same question as {seen_questions[key]}")
         seen_questions[key] = rid
-        if row.get("split") == "heldout":
+        if row.get("split") == "checked":
             tid = source.get("thread_id")
             if tid and tid in held_ids:
-                bad(f"held-out row from thread {tid}, which the tuning sets use")
+                bad(f"checked (held-out) row from thread {tid}, which the tuning sets use")
             for where, q in held_questions:
                 if normal(q) == key or overlap(row.get("question", ""), q) >= OVERLAP_LIMIT:
-                    bad(f"held-out question too close to {where}")
+                    bad(f"checked (held-out) question too close to {where}")
     return [p for p in problems if ": note: " not in p], [p for p in problems if ": note: " in p]
 
 
@@ -267,7 +274,7 @@ def report(rows: list[dict]) -> str:
     """The counts: per family x split x solved, solved share per split, turn-label values."""
     lines = [f"{len(rows)} conversations"]
     table = Counter((r["kind"], r["split"], r["labels"]["solved"]) for r in rows)
-    lines.append(f"{'family':20} {'tune T/F':>9} {'heldout T/F':>12} {'all':>4}")
+    lines.append(f"{'family':20} {'tune T/F':>9} {'checked T/F':>12} {'all':>4}")
     for kind in KINDS:
         cells = [f"{table[(kind, s, True)]}/{table[(kind, s, False)]}" for s in SPLITS]
         total = sum(v for (k, _, _), v in table.items() if k == kind)
@@ -284,6 +291,8 @@ def report(rows: list[dict]) -> str:
                              if key in t.get("labels", {}))
             lines.append(f"  {key}: " + ", ".join(f"{v}: {values[v]}" for v in (0, 1, 2))
                          + f" ({sum(values.values())} labels)")
+    by = Counter((r["split"], r["labels"]["labelled_by"]) for r in rows)
+    lines.append("solved labelled_by: " + ", ".join(f"{split} {src} {by[(split, src)]}" for split in SPLITS for src in SOURCES))
     origins = Counter(r["origin"] for r in rows)
     lines.append("origin: " + ", ".join(f"{k} {origins[k]}" for k in ORIGINS))
     return "\n".join(lines)
@@ -303,7 +312,7 @@ def main() -> int:
     for note in notes:
         print(note)
     held_ids, _ = held_out_references()
-    print(f"held-out check: {sum(r['split'] == 'heldout' for r in rows)} held-out rows against "
+    print(f"held-out check: {sum(r['split'] == 'checked' for r in rows)} checked rows against "
           f"{len(held_ids)} tuning thread ids and their questions: "
           + ("no overlap" if not any("held-out" in p for p in problems) else "OVERLAP"))
     for p in problems:
