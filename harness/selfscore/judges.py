@@ -6,6 +6,7 @@ never replaced by a default. Every attempt's raw output is kept.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Sequence, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -51,8 +52,12 @@ class ComplexityVerdict(_Verdict):
 V = TypeVar("V", bound=_Verdict)
 
 
+@lru_cache(maxsize=None)
 def response_format(model: type[BaseModel]) -> dict:
-    """OpenAI ``response_format`` for a verdict model (honoured by llama.cpp, vLLM, Ollama)."""
+    """OpenAI ``response_format`` for a verdict model (honoured by llama.cpp, vLLM, Ollama).
+
+    Built once per model (pydantic's schema generation costs more than the rest of a call) and
+    shared by every request: read it, never change it."""
     return {"type": "json_schema",
             "json_schema": {"name": model.__name__, "schema": model.model_json_schema(), "strict": True}}
 

@@ -20,6 +20,7 @@ probabilities, the rules that decided and the answer they were asked about are s
 """
 from __future__ import annotations
 
+import asyncio
 from typing import Sequence
 
 from graphs.protocols import Judgment, Message, Problem
@@ -80,7 +81,7 @@ class EvidenceSolvedCheck:
         record["p_llm"] = round(p, 4)
         score = p
         if solution:
-            record["similarity"] = round(self.similarity(text, solution), 4)
+            record["similarity"] = round(await asyncio.to_thread(self.similarity, text, solution), 4)  # off the loop
             score = (p + record["similarity"]) / 2
         record.update(p_fix=round(score, 4), fixes=score >= self.threshold)
         return record

@@ -2,6 +2,7 @@
 thread, and the scripted user."""
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Mapping, Sequence
 
@@ -105,7 +106,9 @@ class SimulatedUser:
         names no term of the fix is not fixed whatever the scores (``asks_only`` in the record)."""
         p_llm, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),
                                           "user:outcome")
-        cosine = self.similarity(problem, agent_message) if agent_message.strip() else 0.0
+        # off the event loop: the encoder holds a core for milliseconds (onnxruntime runs
+        # without the GIL), the other conversations go on meanwhile
+        cosine = await asyncio.to_thread(self.similarity, problem, agent_message) if agent_message.strip() else 0.0
         score = (p_llm + cosine) / 2
         terms = shared_fix_terms(agent_message, problem.solution or "", problem.question) \
             if problem.solution else None
