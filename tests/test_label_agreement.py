@@ -1,11 +1,17 @@
-"""Judge-human agreement: the statistics (harness.study.label_agreement) and `deskbench agreement`."""
+"""Judge-human agreement: the statistics (harness.study.label_agreement, harness.study.bootstrap), the
+label sources (harness.study.label_sources), the report (harness.study.label_report) and `deskbench agreement`."""
 import json
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from harness.cli.main import main
-from harness.study.label_agreement import (agreement_markdown, agreement_line, agreement_summary, bin_score, binary_agreement,
+from harness.study.bootstrap import cluster_bootstrap
+from harness.study.label_agreement import (_kendall, _spearman, agreement_summary, bin_score, binary_agreement,
                                            cohen_kappa, rank_agreement, wilson_interval)
+from harness.study.label_report import agreement_line, agreement_markdown
+from harness.study.label_sources import check_label_sources, rows_labelled_by
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fakes import default_responder
 from tests.test_cli import role_flags
@@ -45,7 +51,7 @@ def test_rank_agreement_of_a_perfect_and_a_contrary_judge():
     labels = [0, 0, 1, 1, 2, 2, 0, 1, 2, 2]
     perfect = rank_agreement([(h, 2 + 3 * h) for h in labels])  # 2, 5, 8
     assert perfect["spearman_rho"] == pytest.approx(1.0) and perfect["weighted_kappa"] == pytest.approx(1.0)
-    assert perfect["spearman_ci"][0] == pytest.approx(1.0) and perfect["bins"] == 3
+    assert perfect["spearman_ci"] == pytest.approx([1.0, 1.0]) and perfect["bins"] == 3
     contrary = rank_agreement([(h, 9 - 3 * h) for h in labels])
     assert contrary["spearman_rho"] == pytest.approx(-1.0) and contrary["weighted_kappa"] < 0
     constant = rank_agreement([(h, 8) for h in labels])  # "8 to everything" has no rank agreement
@@ -75,7 +81,7 @@ def test_deskbench_agreement_judges_each_split_and_writes_the_summary(tmp_path, 
     summary = json.loads((tmp_path / "a.json").read_text())
     held = summary["profiles"]["paper"]["splits"]["heldout"]
     assert held["conversations"] == 2
-    assert held["solved"]["classes"]["yes"] == {"n": 1, "right": 1, "accuracy": 1.0, "ci": held["solved"]["classes"]["yes"]["ci"]}
+    assert held["solved"]["classes"]["yes"] == {"n": 1, "right": 1, "accuracy": 1.0, "ci": list(wilson_interval(1, 1))}
     assert held["solved"]["classes"]["no"]["right"] == 0  # the fake says solved to everything
     assert held["agent_helpfulness"]["aided"]["n"] == 2
     assert "agreement with human labels (2 held-out" in agreement_line(held)
@@ -108,3 +114,137 @@ def test_the_report_leaves_out_the_kinds_that_were_not_judged():
     text = "\n".join(agreement_markdown(agreement_summary(rows, "heldout"), "t"))
     assert "### Solved" in text and "### Agent helpfulness" not in text and "Per conversation" not in text
     assert "Not judged here (not in --kinds, or no such labels): agent_helpfulness, user_helpfulness." in text
+
+
+def test_rank_correlations_match_scipy_with_ties():
+    rng = np.random.default_rng(1)
+    xs, ys = rng.integers(0, 3, 40).astype(float), rng.integers(1, 11, 40).astype(float)
+    assert _spearman(xs, ys) == pytest.approx(stats.spearmanr(xs, ys)[0])
+    assert _kendall(xs, ys) == pytest.approx(stats.kendalltau(xs, ys)[0])
+
+
+def _conversations(n_conversations, turns_each, seed=2):
+    """Scored rows whose turns within a conversation are alike: one (label, judge score) drawn per
+    conversation, repeated on each of its turns (the correlation a cluster bootstrap must respect)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(n_conversations):
+        label = int(rng.integers(0, 3))
+        score = int(np.clip(2 + 3 * label + rng.integers(-4, 5), 1, 10))
+        rows.append({"id": f"c{c}", "split": "heldout", "labels": {"solved": bool(c % 2), "labelled_by": "maintainers"},
+                     "scored_turns": [{"user": "u", "agent": "a", "solved": False, "agent_helpfulness": score,
+                                       "labels": {"agent_helpfulness": label, "labelled_by": "maintainers"}}
+                                      for _ in range(turns_each)]})
+    return rows
+
+
+def _width(ci):
+    return ci[1] - ci[0]
+
+
+def test_conversations_are_resampled_as_clusters_so_alike_turns_widen_the_interval():
+    """12 conversations of 6 identical turns: the turns carry the information of 12 pairs, not 72.
+    Resampling turns one by one gives a far narrower interval than resampling conversations."""
+    rows = _conversations(12, 6)
+    summary = agreement_summary(rows, "heldout")["agent_helpfulness"]["aided"]
+    pairs = [(t["labels"]["agent_helpfulness"], t["agent_helpfulness"]) for r in rows for t in r["scored_turns"]]
+    by_turn = rank_agreement(pairs)  # every pair its own cluster
+    assert summary["bootstrap"]["unit"] == "conversation" and summary["bootstrap"]["clusters"] == 12
+    assert by_turn["bootstrap"]["clusters"] == 72
+    assert summary["spearman_rho"] == pytest.approx(by_turn["spearman_rho"])  # the point estimate is the same
+    assert _width(summary["spearman_ci"]) > 1.5 * _width(by_turn["spearman_ci"])
+    assert _width(summary["kendall_ci"]) > 1.5 * _width(by_turn["kendall_ci"])
+    # one turn per conversation: the clusters are the pairs, and the intervals are the same
+    single = _conversations(40, 1)
+    one = agreement_summary(single)["agent_helpfulness"]["aided"]
+    plain = rank_agreement([(r["scored_turns"][0]["labels"]["agent_helpfulness"], r["scored_turns"][0]["agent_helpfulness"])
+                            for r in single])
+    assert one["spearman_ci"] == pytest.approx(plain["spearman_ci"])
+
+
+def test_the_shared_bootstrap_is_the_trials_one():
+    """trials.cluster_bootstrap (run means over tasks) goes through the same function."""
+    from harness.study.trials import cluster_bootstrap as trials_bootstrap
+    values = {"a": [1.0, 1.0], "b": [0.0], "c": [0.5, 1.0, 0.0], "d": [1.0]}
+    shared = cluster_bootstrap([[float(np.mean(v))] for v in values.values()], lambda pool: float(np.mean(pool)))
+    assert trials_bootstrap(values) == (shared.low, shared.high)
+
+
+def test_weighted_kappa_bins_on_the_label_scale_not_on_the_labels_seen():
+    """Labels 0 and 1 only (no 2 in this subset), judge scores 1, 5, 5, 9. On the 0-2 scale the
+    scores bin to 0, 1, 1, 2: observed weighted disagreement 0.25, expected 0.375, kappa 1/3 (by
+    hand). Binned on the two levels seen (1-5 -> 0, 6-10 -> 1) it would be 0.5."""
+    r = rank_agreement([(0, 1), (0, 5), (1, 5), (1, 9)], scale=(0, 1, 2))
+    assert r["bins"] == 3 and r["scale"] == [0, 1, 2] and r["scale_from"] == "declared"
+    assert r["weighted_kappa"] == pytest.approx(1 / 3)
+    rows = [{"id": "a", "split": "x", "labels": {},
+             "scored_turns": [{"user": "u", "agent": "a", "agent_helpfulness": j, "labels": {"agent_helpfulness": h}}
+                              for h, j in [(0, 1), (0, 5), (1, 5), (1, 9)]]}]
+    assert agreement_summary(rows)["agent_helpfulness"]["aided"]["weighted_kappa"] == pytest.approx(1 / 3)
+    # labels off the declared scale fall back to the integer range seen, and say so
+    off = rank_agreement([(3, 1), (5, 9), (4, 5)], scale=(0, 1, 2))
+    assert off["scale"] == [3, 4, 5] and off["scale_from"] == "labels seen"
+
+
+def test_resamples_without_variation_are_counted_not_dropped_silently():
+    """Three conversations, only one with two different labels: a resample that misses it (about
+    (2/3)^3 = 30% of them) has no variation, so rho is undefined there; the count is reported."""
+    rows = [{"id": "varied", "labels": {}, "scored_turns": [
+                {"user": "u", "agent": "a", "agent_helpfulness": 1, "labels": {"agent_helpfulness": 0}},
+                {"user": "u", "agent": "a", "agent_helpfulness": 8, "labels": {"agent_helpfulness": 2}},
+                {"user": "u", "agent": "a", "agent_helpfulness": 5, "labels": {"agent_helpfulness": 1}}]},
+            *({"id": f"flat{i}", "labels": {}, "scored_turns": [
+                {"user": "u", "agent": "a", "agent_helpfulness": 3, "labels": {"agent_helpfulness": 0}}]} for i in range(2))]
+    summary = agreement_summary(rows)
+    made = summary["agent_helpfulness"]["aided"]["bootstrap"]
+    assert made["resamples"] == 2000 and 450 < made["undefined"]["spearman"] < 750
+    assert "undefined resamples: spearman" in "\n".join(agreement_markdown(summary, "t"))
+
+
+def _sourced_rows():
+    """Two people-labelled conversations (the judge gets both right), two maintainer-labelled ones
+    (the judge gets both wrong), one without labelled_by (unknown)."""
+    rows = []
+    for n, (source, human, judge) in enumerate([("people", True, True), ("people", False, False),
+                                                ("maintainers", True, False), ("maintainers", False, True),
+                                                (None, True, True)]):
+        labels = {"solved": human, **({"labelled_by": source} if source else {})}
+        rows.append({"id": f"r{n}", "split": "heldout", "labels": labels,
+                     "scored_turns": [{"user": "u", "agent": "a", "solved": judge, "agent_helpfulness": 8,
+                                       "labels": {"agent_helpfulness": 2, "labelled_by": "maintainers"}}]})
+    return rows
+
+
+def test_the_report_gives_people_and_maintainers_labels_apart():
+    summary = agreement_summary(_sourced_rows(), "heldout")
+    assert summary["label_sources"] == {"maintainers": 7, "people": 2, "unknown": 1}
+    people, maintainers = summary["by_source"]["people"], summary["by_source"]["maintainers"]
+    assert (people["solved"]["classes"]["yes"]["right"], people["solved"]["classes"]["no"]["right"]) == (1, 1)
+    assert people["solved"]["n"] == 2 and people["agent_helpfulness"]["aided"]["n"] == 0
+    assert (maintainers["solved"]["classes"]["yes"]["right"], maintainers["solved"]["classes"]["no"]["right"]) == (0, 0)
+    assert maintainers["agent_helpfulness"]["aided"]["n"] == 5  # every turn label is the maintainers'
+    assert summary["solved"]["n"] == 5  # all: the unknown one too
+    text = "\n".join(agreement_markdown(summary, "t"))
+    assert "### By label source" in text and "people's verdicts" in text
+    kept = rows_labelled_by(_sourced_rows(), "people")
+    assert [r["id"] for r in kept] == ["r0", "r1"] and kept[0]["scored_turns"][0]["labels"] == {}
+
+
+def test_a_bad_label_source_is_a_clear_error_and_a_missing_one_is_unknown(tmp_path, capsys):
+    check_label_sources([{"id": "x", "labels": {"solved": True}}], "f.jsonl")  # missing: unknown, fine
+    with pytest.raises(ValueError, match=r"row 'x' \(line 1\): turns\[0\]\.labels\.labelled_by is 'expert'.*'people'"):
+        check_label_sources([{"id": "x", "labels": {}, "turns": [{"labels": {"labelled_by": "expert"}}]}], "f.jsonl")
+    with pytest.raises(ValueError, match="labels.labelled_by is missing"):
+        check_label_sources([{"id": "x", "labels": {"solved": True}}], "f.jsonl", required=True)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "b1", "question": "q", "labels": {"solved": True, "labelled_by": "me"},
+                                "turns": [{"user": "q", "agent": "a"}]}) + "\n")
+    assert main(["agreement", "--transcripts", str(path), "--store", str(tmp_path / "s.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "b1" in err and "labelled_by" in err
+
+
+def test_the_solved_kappa_has_a_conversation_interval():
+    pairs = [(True, True)] * 6 + [(False, False)] * 5 + [(True, False), (False, True)]
+    a = binary_agreement(pairs)
+    assert a["kappa_ci"][0] < a["cohen_kappa"] < a["kappa_ci"][1] and a["kappa_bootstrap"]["clusters"] == 13

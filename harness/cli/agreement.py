@@ -4,7 +4,7 @@ Reads transcripts with ``labels`` (default: the shipped sets, the fresh held-out
 ``harness/data/agreement/heldout.jsonl`` and ``labelled.jsonl``), judges what the labels compare and the file does not
 already hold (the solved-check per turn, user and agent helpfulness, complexity only when a
 conversation has ``labels.quality``) with each asked method profile, and prints the agreement
-tables per split (``harness.study.label_agreement``).
+tables per split (``harness.study.label_agreement``, ``harness.study.label_report``).
 """
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ async def judge_labelled(runtime, rows: list[dict[str, Any]], out_path: Path, co
 async def heldout_line(runtime, n: int) -> str:
     """One line of agreement with the human labels of ``n`` held-out conversations of the shipped
     set (balanced solved/unsolved, in file order): solved per class and agent helpfulness."""
-    from harness.study.label_agreement import agreement_line, agreement_summary
+    from harness.study.label_agreement import agreement_summary
+    from harness.study.label_report import agreement_line
     rows = labelled_rows(HELDOUT_SET, "heldout")
     by_label = [[r for r in rows if (r.get("labels") or {}).get("solved") is label] for label in (True, False)]
     picked = [r for pair in zip(*by_label) for r in pair][:n]
@@ -100,7 +101,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     import asyncio
 
     from harness.compose import Runtime
-    from harness.study.label_agreement import agreement_markdown, agreement_summary
+    from harness.study.label_agreement import agreement_summary
+    from harness.study.label_report import agreement_markdown
     paths = [Path(args.transcripts)] if args.transcripts else list(LABELLED_SETS)
     rows = labelled_rows(paths, args.split)
     names = " + ".join(p.name for p in paths)

@@ -3,7 +3,8 @@
 For every turn a person rated: their helpfulness score beside the LLM judge's, and their
 solved verdict beside the solved-check's. Reported per run: Pearson and Spearman correlation,
 Krippendorff's alpha (interval; ``harness.study.judge_statistics.judge_comparison``), mean difference
-(human - LLM) and mean absolute difference for helpfulness; percent agreement and Cohen's
+(human - LLM) and mean absolute difference for helpfulness, the rank intervals resampling
+conversations (``interaction_id``) with all their rated turns; percent agreement and Cohen's
 kappa for solved.
 """
 from __future__ import annotations
@@ -41,7 +42,9 @@ def helpfulness_agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     xs, ys = [h for h, _ in pairs], [m for _, m in pairs]
     out["mean_difference"] = sum(h - m for h, m in pairs) / len(pairs)
     out["mean_abs_difference"] = sum(abs(h - m) for h, m in pairs) / len(pairs)
-    ranks = rank_agreement(pairs)  # the statistics `deskbench agreement` reports, the same code
+    rated = [r for r in rows if r.get("human_helpfulness") is not None and r.get("llm_helpfulness") is not None]
+    # the statistics `deskbench agreement` reports, the same code; the turns of one conversation together
+    ranks = rank_agreement(pairs, [r.get("interaction_id", i) for i, r in enumerate(rated)])
     out["pearson_r"], out["spearman_rho"] = _corr(xs, ys, "pearson"), ranks["spearman_rho"]
     out.update(spearman_ci=ranks["spearman_ci"], kendall_tau=ranks["kendall_tau"], kendall_ci=ranks["kendall_ci"])
     comparison = judge_comparison({"human": xs, "llm": ys})

@@ -3,15 +3,20 @@ page's live ratings).
 
 Pure statistics over (human, judge) pairs:
 
-- a yes/no judgment (``solved``): accuracy per human class with Wilson 95% intervals, the
-  confusion table, overall accuracy and Cohen's kappa;
-- a graded judgment (helpfulness, quality): Spearman's rho and Kendall's tau-b with percentile
-  bootstrap 95% intervals (pairs resampled, seeded), and Cohen's linearly weighted kappa after
-  the judge's 1-10 score is binned onto the label's levels (:func:`bin_score`).
+- a yes/no judgment (``solved``, one per conversation): accuracy per human class with Wilson 95%
+  intervals, the confusion table, overall accuracy and Cohen's kappa with a bootstrap interval
+  over conversations;
+- a graded judgment (helpfulness per turn, a conversation figure): Spearman's rho, Kendall's tau-b
+  and Cohen's linearly weighted kappa after the judge's 1-10 score is binned onto the label
+  scale (:func:`bin_score`, :func:`label_scale`: 0-2 for helpfulness, whatever labels a subset
+  happens to hold), each with a percentile bootstrap 95% interval that resamples conversations
+  with all their turns (:func:`harness.study.bootstrap.cluster_bootstrap`, 2,000 resamples,
+  seeded; resamples without variation are counted as undefined, not dropped silently).
 
 :func:`label_pairs` reads them from scored transcripts whose input carried ``labels``
-(docs/data-formats.md#human-labels); :func:`agreement_summary` computes every table and
-:func:`agreement_markdown` prints it.
+(docs/data-formats.md#human-labels); :func:`agreement_summary` computes every table, for all
+labels and for each label source apart (``harness.study.label_sources``);
+``harness.study.label_report`` prints it.
 """
 from __future__ import annotations
 
@@ -21,8 +26,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from harness.study.bootstrap import RESAMPLES, cluster_bootstrap, group_by
+from harness.study.label_sources import REPORTED_SOURCES, label_objects, label_source, rows_labelled_by
+
 Z95 = 1.959963984540054
-BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_RESAMPLES = RESAMPLES
+#: the scale of the helpfulness labels (0 useless, 1 partial, 2 solves; docs/data-formats.md)
+HELPFULNESS_SCALE = (0, 1, 2)
 GRADED_KINDS = ("agent_helpfulness", "user_helpfulness")
 CONVERSATION_FIGURES = ("avg_agent_helpfulness", "avg_user_helpfulness", "quality", "final_score")
 
@@ -62,11 +72,19 @@ def cohen_kappa(pairs: Sequence[tuple[Any, Any]], weights: str | None = None,
     return 1.0 - float((w * observed).sum()) / disagreement_expected
 
 
-def binary_agreement(pairs: Sequence[tuple[bool, bool | None]]) -> dict[str, Any]:
-    """Agreement of a yes/no judgment with the human label: per human class the judge's hits
-    with a Wilson 95% interval, the confusion table, accuracy and Cohen's kappa. A pair whose
-    judgment is None (failed) is counted as failed, not as a miss."""
+def _kappa_of_pairs(pairs: Sequence[tuple[bool, bool]]) -> float | None:
+    return cohen_kappa(pairs, levels=[False, True])
+
+
+def binary_agreement(pairs: Sequence[tuple[bool, bool | None]], seed: int = 0,
+                     resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
+    """Agreement of a yes/no judgment with the human label (one pair per conversation): per human
+    class the judge's hits with a Wilson 95% interval, the confusion table, accuracy and Cohen's
+    kappa with a bootstrap 95% interval over conversations (``kappa_bootstrap`` says how many
+    resamples were undefined: one class only). A pair whose judgment is None (failed) is counted
+    as failed, not as a miss."""
     judged = [(bool(h), bool(j)) for h, j in pairs if j is not None]
+    interval = cluster_bootstrap([[p] for p in judged], _kappa_of_pairs, resamples, seed)
     classes = {}
     for label, name in ((True, "yes"), (False, "no")):
         of_class = [j for h, j in judged if h is label]
@@ -77,7 +95,8 @@ def binary_agreement(pairs: Sequence[tuple[bool, bool | None]]) -> dict[str, Any
     confusion = Counter((h, j) for h, j in judged)
     return {"n": len(judged), "failed": len(pairs) - len(judged), "classes": classes,
             "accuracy": sum(h == j for h, j in judged) / len(judged) if judged else None,
-            "cohen_kappa": cohen_kappa(judged, levels=[False, True]),
+            "cohen_kappa": _kappa_of_pairs(judged), "kappa_ci": [interval.low, interval.high],
+            "kappa_bootstrap": {"unit": "conversation", **interval.as_dict()},
             "confusion": {f"human {'yes' if h else 'no'} / judge {'yes' if j else 'no'}": confusion[(h, j)]
                           for h in (True, False) for j in (True, False)}}
 
@@ -89,46 +108,102 @@ def bin_score(score: float, levels: int, low: float = 1, high: float = 10) -> in
     return max(0, min(levels - 1, int(math.floor(position))))
 
 
-def _correlations(xs: np.ndarray, ys: np.ndarray) -> tuple[float | None, float | None]:
-    from scipy import stats
-    if len(xs) < 3 or len(set(xs.tolist())) < 2 or len(set(ys.tolist())) < 2:
-        return None, None
-    rho = stats.spearmanr(xs, ys)[0]
-    tau = stats.kendalltau(xs, ys)[0]
-    return (None if math.isnan(rho) else float(rho)), (None if math.isnan(tau) else float(tau))
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (1-based; tied values share the mean of their positions)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return ((ends - counts + 1 + ends) / 2.0)[inverse]
 
 
-def rank_agreement(pairs: Sequence[tuple[float, float | None]], seed: int = 0,
+def _spearman(xs: np.ndarray, ys: np.ndarray) -> float | None:
+    """Spearman's rho: Pearson's r of the average ranks (None without variation)."""
+    rx, ry = _ranks(xs), _ranks(ys)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    den = math.sqrt(float((rx * rx).sum() * (ry * ry).sum()))
+    return None if den == 0 else float((rx * ry).sum() / den)
+
+
+def _kendall(xs: np.ndarray, ys: np.ndarray) -> float | None:
+    """Kendall's tau-b: (concordant - discordant) over the root of the pairs untied in each."""
+    upper = np.triu_indices(len(xs), 1)
+    sx = np.sign(xs[:, None] - xs[None, :])[upper]
+    sy = np.sign(ys[:, None] - ys[None, :])[upper]
+    den = math.sqrt(float(np.count_nonzero(sx)) * float(np.count_nonzero(sy)))
+    return None if den == 0 else float((sx * sy).sum() / den)
+
+
+def _varied(xs: np.ndarray, ys: np.ndarray) -> bool:
+    """Three pairs or more, and variation in both raters (else no rank correlation)."""
+    return len(xs) >= 3 and bool(np.any(xs != xs[0])) and bool(np.any(ys != ys[0]))
+
+
+def label_scale(values: Sequence[float], declared: Sequence[float] | None) -> tuple[list[float] | None, str]:
+    """The levels weighted kappa bins onto, and where they come from: the ``declared`` scale when
+    every label is on it; else the integer range from the lowest to the highest label seen (None
+    when the labels are not integers or there is one level only)."""
+    if declared is not None and all(v in declared for v in values):
+        return list(declared), "declared"
+    if not values or not all(float(v).is_integer() for v in values):
+        return None, "labels seen"
+    low, high = int(min(values)), int(max(values))
+    return (list(range(low, high + 1)) if high > low else None), "labels seen"
+
+
+def _on_indices(xs: np.ndarray, ys: np.ndarray, levels: Sequence[float] | None):
+    """The statistics of :func:`rank_agreement` on a resample given as indices into ``xs``/``ys``."""
+    def rho(idx: list[int]) -> float | None:
+        x, y = xs[idx], ys[idx]
+        return _spearman(x, y) if _varied(x, y) else None
+
+    def tau(idx: list[int]) -> float | None:
+        x, y = xs[idx], ys[idx]
+        return _kendall(x, y) if _varied(x, y) else None
+
+    out = {"spearman": rho, "kendall": tau}
+    if levels is not None:
+        hx = np.array([list(levels).index(h) for h in xs])
+        jy = np.array([bin_score(j, len(levels)) for j in ys])
+        out["kappa"] = lambda idx: cohen_kappa(list(zip(hx[idx].tolist(), jy[idx].tolist())), "linear",
+                                               list(range(len(levels))))
+    return out
+
+
+def rank_agreement(pairs: Sequence[tuple[float, float | None]], clusters: Sequence[Any] | None = None,
+                   scale: Sequence[float] | None = None, seed: int = 0,
                    resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
-    """Spearman's rho and Kendall's tau-b of (human, judge) pairs with percentile bootstrap 95%
-    intervals, and the linearly weighted kappa with the judge's 1-10 score binned onto the
-    human label's levels (the distinct integer values between its lowest and highest label)."""
-    judged = [(float(h), float(j)) for h, j in pairs if j is not None]
+    """Spearman's rho, Kendall's tau-b and the linearly weighted kappa (the judge's 1-10 score
+    binned onto the label scale, :func:`label_scale`) of (human, judge) pairs, each with a
+    percentile bootstrap 95% interval that resamples ``clusters`` (parallel keys: the conversation
+    of each pair, so all turns of a conversation are drawn together; None: every pair alone).
+    ``bootstrap`` says how each interval was made: resamples, clusters, and how many resamples
+    were undefined (no variation left) and so left out."""
+    keep = [i for i, (_, j) in enumerate(pairs) if j is not None]
+    judged = [(float(pairs[i][0]), float(pairs[i][1])) for i in keep]
+    keys = [clusters[i] for i in keep] if clusters is not None else None
     out: dict[str, Any] = {"n": len(judged), "failed": len(pairs) - len(judged), "spearman_rho": None,
                            "spearman_ci": [None, None], "kendall_tau": None, "kendall_ci": [None, None],
-                           "weighted_kappa": None, "bins": None}
+                           "weighted_kappa": None, "kappa_ci": [None, None], "bins": None, "scale": None,
+                           "scale_from": None, "bootstrap": None}
     if not judged:
         return out
+    groups = group_by(list(range(len(judged))), keys)
+    made = {"unit": "conversation" if keys is not None else "pair", "clusters": len(groups),
+            "resamples": resamples, "undefined": {}}
     xs, ys = np.array([h for h, _ in judged]), np.array([j for _, j in judged])
-    out["spearman_rho"], out["kendall_tau"] = _correlations(xs, ys)
-    if out["spearman_rho"] is not None:
-        rng = np.random.default_rng(seed)
-        rhos, taus = [], []
-        for _ in range(resamples):
-            idx = rng.integers(0, len(xs), len(xs))
-            rho, tau = _correlations(xs[idx], ys[idx])
-            if rho is not None and tau is not None:
-                rhos.append(rho)
-                taus.append(tau)
-        if rhos:
-            out["spearman_ci"] = [float(np.percentile(rhos, 2.5)), float(np.percentile(rhos, 97.5))]
-            out["kendall_ci"] = [float(np.percentile(taus, 2.5)), float(np.percentile(taus, 97.5))]
-    low, high = int(math.floor(xs.min())), int(math.ceil(xs.max()))
-    if high > low and all(float(h).is_integer() for h in xs):
-        levels = high - low + 1
-        binned = [(int(h) - low, bin_score(j, levels)) for h, j in judged]
-        out["weighted_kappa"] = cohen_kappa(binned, "linear", list(range(levels)))
-        out["bins"] = levels
+    levels, out["scale_from"] = label_scale([h for h, _ in judged], scale)
+    statistics = _on_indices(xs, ys, levels)
+    everything = list(range(len(judged)))
+    out["spearman_rho"], out["kendall_tau"] = statistics["spearman"](everything), statistics["kendall"](everything)
+    if levels is not None:
+        out.update(weighted_kappa=statistics["kappa"](everything), bins=len(levels), scale=levels)
+    names = {"spearman": "spearman_ci", "kendall": "kendall_ci", "kappa": "kappa_ci"}
+    for name, statistic in statistics.items():
+        if name != "kappa" and out["spearman_rho"] is None:
+            continue
+        interval = cluster_bootstrap(groups, statistic, resamples, seed)
+        out[names[name]] = [interval.low, interval.high]
+        made["undefined"][name] = interval.undefined
+    out["bootstrap"] = made
     return out
 
 
@@ -142,8 +217,8 @@ def label_pairs(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, A
     for row in rows:
         labels = row.get("labels") or {}
         turns = row.get("scored_turns") or []
-        base = {"id": row.get("id"), "split": row.get("split"), "kind": row.get("kind"),
-                "question": row.get("question")}
+        base = {"id": row.get("id"), "conversation": len(items["conversation"]), "split": row.get("split"),
+                "kind": row.get("kind"), "question": row.get("question")}
         solved_turns = [t.get("solved") for t in turns]
         if labels.get("solved") is not None:
             judge = None if any(s is None for s in solved_turns) and not any(solved_turns) else any(solved_turns)
@@ -181,97 +256,46 @@ def _worst(items: Sequence[Mapping[str, Any]], graded: bool, n: int = 5) -> list
     return [{**i, "gap": round(gap(i), 3)} for i in sorted(judged, key=gap, reverse=True)[:n]]
 
 
-def agreement_summary(rows: Sequence[Mapping[str, Any]], split: str | None = None) -> dict[str, Any]:
-    """Every agreement table of scored, labelled transcript rows (only ``split`` when given)."""
-    rows = [r for r in rows if split in (None, "all") or r.get("split") == split]
+def _graded(items: Sequence[Mapping[str, Any]], judge_key: str, scale: Sequence[float] | None) -> dict[str, Any]:
+    """:func:`rank_agreement` of the items' (human, ``judge_key``) with conversations as clusters."""
+    return rank_agreement([(i["human"], i[judge_key]) for i in items], [i["conversation"] for i in items], scale)
+
+
+def _summary(rows: Sequence[Mapping[str, Any]], split: str) -> dict[str, Any]:
+    """Every agreement table of ``rows`` (already of one split)."""
     items = label_pairs(rows)
-    out: dict[str, Any] = {"conversations": len(rows), "split": split or "all",
+    out: dict[str, Any] = {"conversations": len(rows), "split": split,
                            "solved": binary_agreement([(i["human"], i["judge"]) for i in items["solved"]]),
                            "worst": {"solved": _worst(items["solved"], graded=False)}}
     for kind in GRADED_KINDS:
-        pairs = [(i["human"], i["judge"]) for i in items[kind]]
-        own = [(i["human"], i["judge_own"]) for i in items[kind]]
-        out[kind] = {"aided": rank_agreement(pairs), "judge_only": rank_agreement(own),
+        out[kind] = {"aided": _graded(items[kind], "judge", HELPFULNESS_SCALE),
+                     "judge_only": _graded(items[kind], "judge_own", HELPFULNESS_SCALE),
                      "moved": sum(1 for i in items[kind] if i["judge"] != i["judge_own"]),
                      "scores_used": sorted({i["judge"] for i in items[kind] if i["judge"] is not None})}
         out["worst"][kind] = _worst(items[kind], graded=True)
     conv = items["conversation"]
+    quality = [c for c in conv if c["label_quality"] is not None]
+    solved = [c for c in conv if c["label_solved"] is not None]
     out["conversation"] = {
-        figure: {"with_quality": rank_agreement([(c["label_quality"], c[figure]) for c in conv
-                                                 if c["label_quality"] is not None]),
-                 "with_solved": rank_agreement([(float(bool(c["label_solved"])), c[figure]) for c in conv
-                                                if c["label_solved"] is not None])}
+        figure: {"with_quality": rank_agreement([(c["label_quality"], c[figure]) for c in quality],
+                                                [c["conversation"] for c in quality]),
+                 "with_solved": rank_agreement([(float(bool(c["label_solved"])), c[figure]) for c in solved],
+                                               [c["conversation"] for c in solved], (0, 1))}
         for figure in CONVERSATION_FIGURES}
     return out
 
 
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:.0f}%"
-
-
-def _num(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:+.2f}"
-
-
-def _ci(ci: Sequence[float | None], fmt=_num) -> str:
-    return "n/a" if ci[0] is None else f"[{fmt(ci[0])}, {fmt(ci[1])}]"
-
-
-def _short(text: Any, n: int = 110) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def agreement_markdown(summary: Mapping[str, Any], title: str) -> list[str]:
-    """The agreement tables of :func:`agreement_summary` as Markdown lines."""
-    s = summary["solved"]
-    lines = [f"## {title}", "", f"{summary['conversations']} conversations (split {summary['split']}).", "",
-             "### Solved (per conversation)", "",
-             "| human label | n | judge agrees | accuracy | 95% CI (Wilson) |", "|---|---|---|---|---|"]
-    for name in ("yes", "no"):
-        c = s["classes"][name]
-        lines.append(f"| {'solved' if name == 'yes' else 'not solved'} | {c['n']} | {c['right']} | "
-                     f"{_pct(c['accuracy'])} | {_ci(c['ci'], _pct)} |")
-    kappa = s["cohen_kappa"]
-    lines += ["", f"Accuracy {_pct(s['accuracy'])}, Cohen's kappa {_num(kappa)}, failed {s['failed']}. "
-              "Confusion: " + ", ".join(f"{k}: {v}" for k, v in s["confusion"].items()), ""]
-    skipped = [kind for kind in GRADED_KINDS if not summary[kind]["aided"]["n"] and not summary[kind]["judge_only"]["n"]]
-    for kind in GRADED_KINDS:
-        g = summary[kind]
-        if kind in skipped:
-            continue
-        lines += [f"### {kind.replace('_', ' ').capitalize()} (per turn)", "",
-                  "| scores | n | Spearman rho [95% CI] | Kendall tau [95% CI] | weighted kappa (binned) |",
-                  "|---|---|---|---|---|"]
-        for name in ("aided", "judge_only"):
-            r = g[name]
-            lines.append(f"| {'stored (after aids)' if name == 'aided' else 'judge only'} | {r['n']} | "
-                         f"{_num(r['spearman_rho'])} {_ci(r['spearman_ci'])} | {_num(r['kendall_tau'])} "
-                         f"{_ci(r['kendall_ci'])} | {_num(r['weighted_kappa'])} ({r['bins'] or '-'} bins) |")
-        lines += ["", f"Scores the judge used: {g['scores_used']}; aids moved {g['moved']} of them.", ""]
-    if skipped:
-        lines += [f"Not judged here (not in --kinds, or no such labels): {', '.join(skipped)}.", ""]
-    conversation = summary["conversation"].items()
-    if any(f["with_quality"]["n"] or f["with_solved"]["n"] for _, f in conversation):
-        lines += ["### Per conversation: each figure against the labels", "",
-                  "| figure | rho with labels.quality (n) | rho with labels.solved (n) |", "|---|---|---|"]
-        for figure, f in conversation:
-            q, v = f["with_quality"], f["with_solved"]
-            lines.append(f"| {figure} | {_num(q['spearman_rho'])} ({q['n']}) | {_num(v['spearman_rho'])} ({v['n']}) |")
-        lines.append("")
-    lines += ["### Worst disagreements", ""]
-    for kind, worst in summary["worst"].items():
-        for w in worst:
-            lines.append(f"- {kind} `{w['id']}`" + (f" turn {w['turn']}" if "turn" in w else "")
-                         + f": human {w['human']}, judge {w['judge']}. Q: {_short(w['question'], 80)} "
-                         f"| text: {_short(w['text'])}" + (f" | label note: {_short(w['note'], 120)}" if w.get("note") else ""))
-    return lines
-
-
-def agreement_line(summary: Mapping[str, Any]) -> str:
-    """One line: solved accuracy per class and turn-level agent helpfulness rho (``deskbench sanity``)."""
-    s = summary["solved"]["classes"]
-    rho = summary["agent_helpfulness"]["aided"]["spearman_rho"]
-    return (f"agreement with human labels ({summary['conversations']} held-out conversations): solved "
-            f"{s['yes']['right']}/{s['yes']['n']} solved, {s['no']['right']}/{s['no']['n']} not solved; "
-            f"agent helpfulness rho {_num(rho)} (n {summary['agent_helpfulness']['aided']['n']})")
+def agreement_summary(rows: Sequence[Mapping[str, Any]], split: str | None = None) -> dict[str, Any]:
+    """Every agreement table of scored, labelled transcript rows (only ``split`` when given), for
+    all labels and, under ``by_source``, for the labels of each source apart (``maintainers``,
+    ``people``; harness.study.label_sources); ``label_sources`` counts the labels of each source."""
+    rows = [r for r in rows if split in (None, "all") or r.get("split") == split]
+    out = _summary(rows, split or "all")
+    out["label_sources"] = dict(sorted(Counter(label_source(labels) for row in rows
+                                               for _, labels in label_objects(row) if labels).items()))
+    out["by_source"] = {}
+    for source in REPORTED_SOURCES:
+        part = rows_labelled_by(rows, source)
+        if part:
+            out["by_source"][source] = _summary(part, split or "all")
+    return out

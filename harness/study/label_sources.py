@@ -27,7 +27,7 @@ def label_source(labels: Mapping[str, Any] | None) -> str:
     return DEFAULT_SOURCE if value is None else value
 
 
-def _label_objects(row: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
+def label_objects(row: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
     """(where, labels object) of a row: the conversation's, then each turn's."""
     if row.get("labels") is not None:
         yield "labels", row["labels"]
@@ -41,7 +41,7 @@ def label_source_problems(row: Mapping[str, Any], required: bool = False) -> lis
     """What is wrong with a row's ``labelled_by`` fields: not one of :data:`LABEL_SOURCES`, or
     (``required``, as for the shipped files) missing."""
     out = []
-    for where, labels in _label_objects(row):
+    for where, labels in label_objects(row):
         if not isinstance(labels, dict):
             continue
         value = labels.get("labelled_by")

@@ -25,6 +25,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from harness.study import bootstrap
+
 #: the figures whose spread over trials the report and exports give (solved has pass^k)
 SPREAD_FIGURES = ("final_score", "quality", "avg_user_helpfulness", "avg_agent_helpfulness",
                   "weighted_complexity", "turns")
@@ -98,14 +100,11 @@ def pass_k_figures(figures: Sequence[Mapping[str, Any]], key: str = "solved") ->
 
 def cluster_bootstrap(values: Mapping[str, Sequence[float]], n_resamples: int = 2000,
                       seed: int = 0, confidence: float = 0.95) -> tuple[float | None, float | None]:
-    """Percentile interval of the mean of task means, resampling tasks with all their trials."""
-    means = np.array([np.mean(v) for v in values.values() if len(v)])
-    if len(means) < 2:
-        return None, None
-    rng = np.random.default_rng(seed)
-    boot = means[rng.integers(0, len(means), size=(n_resamples, len(means)))].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1 - alpha))
+    """Percentile interval of the mean of task means, resampling tasks with all their trials
+    (:func:`harness.study.bootstrap.cluster_bootstrap`, each task a cluster holding its mean)."""
+    means = [[float(np.mean(v))] for v in values.values() if len(v)]
+    interval = bootstrap.cluster_bootstrap(means, lambda pool: float(np.mean(pool)), n_resamples, seed, confidence)
+    return interval.low, interval.high
 
 
 def noise_se(values: Mapping[str, Sequence[float]]) -> float | None:
