@@ -119,20 +119,20 @@ def test_ray_run_on_the_embedded_model(tmp_path):
 
 def test_agreement_with_human_labels_on_the_embedded_model(tmp_path):
     """`deskbench agreement` on four conversations of the shipped labelled set (two solved, two not,
-    held out): the embedded judges' solved-check and agent helpfulness against the labels, both
+    of its checked part, which has agent helpfulness labels on one-turn rows): the embedded judges' solved-check and agent helpfulness against the labels, both
     profiles, the machine-readable summary."""
     rows = [json.loads(line) for line in (REPO / "harness/data/agreement/labelled.jsonl").read_text().splitlines()]
-    held = [r for r in rows if r["split"] == "heldout" and len(r["turns"]) == 1]
+    held = [r for r in rows if r["split"] == "checked" and len(r["turns"]) == 1]
     picked = [r for r in held if r["labels"]["solved"]][:2] + [r for r in held if not r["labels"]["solved"]][:2]
     small = tmp_path / "four.jsonl"
     small.write_text("".join(json.dumps(r) + "\n" for r in picked))
     out = deskbench("agreement", "--transcripts", str(small), "--profiles", "paper,embedded", "--kinds",
                     "solved,agent_helpfulness", "--store", str(tmp_path / "s.sqlite"), "--json",
                     str(tmp_path / "a.json"), "--quiet", timeout=1800)
-    assert "split heldout, profile paper" in out and "split heldout, profile embedded" in out, out
+    assert "split checked, profile paper" in out and "split checked, profile embedded" in out, out
     assert "| solved | 2 |" in out and "| not solved | 2 |" in out, out
     summary = json.loads((tmp_path / "a.json").read_text())
     for profile in ("paper", "embedded"):
-        held_out = summary["profiles"][profile]["splits"]["heldout"]
+        held_out = summary["profiles"][profile]["splits"]["checked"]
         assert held_out["solved"]["n"] + held_out["solved"]["failed"] == 4
         assert held_out["agent_helpfulness"]["aided"]["n"] + held_out["agent_helpfulness"]["aided"]["failed"] == 4
