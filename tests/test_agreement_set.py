@@ -172,3 +172,13 @@ def test_the_fresh_held_out_part_is_new_balanced_and_people_labelled(tuning_sets
         assert r["labels"]["note"].startswith("The asker's own words"), r["id"]
         close = [q for q in [o["question"] for o in old] + tuning_sets[1] if overlap(r["question"], q) >= OVERLAP_LIMIT]
         assert not close, f"{r['id']} is too close to {close[0][:80]!r}"
+
+
+def test_the_fresh_held_out_part_is_what_its_build_script_builds():
+    """heldout.jsonl is reproducible: build_heldout.py (the hand-written verdict table and the
+    threads' own messages) gives the same bytes."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("build_heldout", LABELLED.parent / "build_heldout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.serialise(module.build_rows()) == HELDOUT.read_bytes()
