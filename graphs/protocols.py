@@ -38,6 +38,9 @@ class LLMCall:
     #: milliseconds the call waited for, or gave up to, the agent's requests on its endpoint
     #: (``voice.judging = "yield"``); 0 when it never yielded
     yielded_ms: float | None = None
+    #: milliseconds the call waited for a place under its endpoint's rate limits or after a 429
+    #: paused the endpoint (``harness.models.rate_limits``); None: not measured
+    rate_wait_ms: float | None = None
     #: False when the agent under test reported no token counts (an external agent): its
     #: tokens and cost are stored as "not reported" (NULL), never as 0
     usage_reported: bool = True

@@ -45,6 +45,10 @@ class ModelSpec(_Strict):
     timeout_s: float = Field(300.0, gt=0)
     input_price_per_mtok: float = Field(0.0, ge=0.0, description="price per million input tokens")
     output_price_per_mtok: float = Field(0.0, ge=0.0, description="price per million output tokens")
+    # the endpoint's rate limits (harness/models/rate_limits.py), shared by every role on base_url
+    requests_per_minute: float | None = Field(None, gt=0, description="requests a minute the endpoint allows")
+    tokens_per_minute: float | None = Field(None, gt=0, description="tokens (prompt + output bound) a minute")
+    max_in_flight: int | None = Field(None, ge=1, description="requests of this process in flight at once")
 
     @field_validator("base_url")
     @classmethod

@@ -175,6 +175,9 @@ TABLES: dict[str, dict] = {
                             "on the same endpoint (empty: not measured).",
             "yielded_ms": "Milliseconds this call waited for, or gave up to, the agent's requests on its "
                           "endpoint (voice.judging = yield); 0 when it never yielded.",
+            "rate_wait_ms": "Milliseconds this attempt waited for a place under its endpoint's rate limits "
+                            "(requests_per_minute, tokens_per_minute, max_in_flight) or while a 429 paused "
+                            "the endpoint (empty: not measured).",
         },
     ),
     "studies": dict(

@@ -119,6 +119,17 @@ class StoreReader:
             f"ORDER BY {'c.turn_index IS NOT NULL, c.turn_index, ' if by_turn else ''}c.role", (run_id,),
         )
 
+    def rate_limit_totals(self, run_id: str) -> dict[str, Any]:
+        """A run's answers that were HTTP 429 (``rate_limited``), the seconds waited after them
+        (``backoff_s``) and the seconds calls waited for their endpoint's rate limits or a 429's
+        pause before being sent (``waited_s``)."""
+        rows = self._rows(
+            "SELECT COALESCE(SUM(c.error LIKE 'rate_limited:%'), 0) AS rate_limited, "
+            "COALESCE(SUM(CASE WHEN c.error LIKE 'rate_limited:%' THEN COALESCE(c.backoff_s, 0) END), 0) "
+            "AS backoff_s, COALESCE(SUM(c.rate_wait_ms), 0) / 1000.0 AS waited_s FROM llm_calls c "
+            "JOIN interactions i ON i.id=c.interaction_id WHERE i.run_id=?", (run_id,))
+        return rows[0]
+
     def scores(self, run_id: str, scorer: str = "selfscore") -> list[dict[str, Any]]:
         """A run's score rows of ``scorer`` in interaction order, each with ``figures`` parsed."""
         rows = self._rows(

@@ -93,6 +93,8 @@ _TABLES: dict[str, dict] = {
             # the harness's bookkeeping of its own requests on the endpoint (models/traffic.py):
             # time shared with another request in flight, time given up to the agent
             "contended_ms": float, "yielded_ms": float,
+            # time waited for a place under the endpoint's rate limits or a 429's pause
+            "rate_wait_ms": float,
         },
         pk="id",
     ),

@@ -5,13 +5,15 @@ import asyncio
 import json
 
 import httpx2
+import openai
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
+from openai.types.chat import ChatCompletion
 
 from harness.config import ModelSpec
 from harness.models.llm import chat_model_for
-from harness.models.openai_body import PlainBodyChatOpenAI, plain_payload
+from harness.models.openai_body import PlainBodyChatOpenAI, as_dumped, plain_payload
 from harness.selfscore.judges import HelpfulnessVerdict, response_format
 
 URL = "http://fake.test/v1"
@@ -20,6 +22,17 @@ COMPLETION = {"id": "x", "object": "chat.completion", "created": 0, "model": "m"
                            "message": {"role": "assistant", "content": "{\"reason\": \"ok\", \"score\": 7}"}}],
               "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17,
                         "prompt_tokens_details": {"cached_tokens": 4}}}
+
+
+#: a llama.cpp-style reply to a Yes/No question: no id, no system_fingerprint, log-probabilities
+#: without ``bytes``, an extra key of the server's own; read as JSON it must give the same message
+YES_NO = {"object": "chat.completion", "created": 0, "model": "m", "timings": {"predicted_ms": 3.5},
+          "choices": [{"index": 0, "finish_reason": "length",
+                       "message": {"role": "assistant", "content": "Yes"},
+                       "logprobs": {"content": [{"token": "Yes", "logprob": -0.1,
+                                                 "top_logprobs": [{"token": "Yes", "logprob": -0.1},
+                                                                  {"token": "No", "logprob": -2.4}]}]}}],
+          "usage": {"prompt_tokens": 30, "completion_tokens": 1, "total_tokens": 31}}
 
 
 def chunks() -> bytes:
@@ -37,7 +50,7 @@ def capturing(cls, seen: list):
         seen.append((request.method, str(request.url), list(request.headers.multi_items()), request.content))
         if json.loads(request.content).get("stream"):
             return httpx2.Response(200, content=chunks(), headers={"content-type": "text/event-stream"})
-        return httpx2.Response(200, json=COMPLETION)
+        return httpx2.Response(200, json=YES_NO if json.loads(request.content).get("logprobs") else COMPLETION)
     return cls(base_url=URL, model="judge-fake", api_key="not-needed", temperature=0.0, seed=3,
                max_tokens=64, timeout=30, max_retries=0, stream_usage=True,
                http_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer)),
@@ -108,14 +121,24 @@ def test_the_body_fields_go_as_extra_body_in_the_sdks_order():
     payload = {"model": "m", "stream": False, "temperature": 0.0, "seed": 1, "messages": [{"role": "user", "content": "x"}],
                "max_completion_tokens": 5, "response_format": {"type": "json_object"}, "extra_body": {"top_k": 4}}
     call = plain_payload(payload)
-    assert call["messages"] == [] and call["model"] == "m" and call["stream"] is False
-    assert list(call["extra_body"]) == ["messages", "max_completion_tokens", "response_format", "seed",
-                                        "temperature", "top_k"]
+    # nothing typed for the SDK to walk: every body field goes as extra_body, in the SDK's order
+    assert call["messages"] is openai.omit and call["model"] is openai.omit and "stream" not in call
+    assert list(call["extra_body"]) == ["model", "stream", "messages", "max_completion_tokens", "response_format",
+                                        "seed", "temperature", "top_k"]
     assert call["extra_headers"] == {"X-Stainless-Helper-Method": "chat.completions.parse"}
     # the Responses API and a streamed structured output keep ChatOpenAI's own path
     assert plain_payload({"model": "m", "input": []}) == {"model": "m", "input": []}
     streamed = {"model": "m", "stream": True, "messages": [], "response_format": {"type": "json_object"}}
     assert plain_payload(streamed) is streamed
+    # a streamed request keeps the typed fields the SDK streams by, in front
+    call = plain_payload({"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}], "seed": 1})
+    assert call["model"] == "m" and call["stream"] is True and call["messages"] == []
+    assert list(call["extra_body"]) == ["model", "stream", "messages", "seed"]
+
+
+def test_a_reply_read_as_json_is_the_dump_of_the_typed_reply():
+    typed = ChatCompletion.model_validate(YES_NO | {"id": "x"})
+    assert as_dumped(YES_NO | {"id": "x"}) == typed.model_dump(warnings=False)
 
 
 def test_roles_get_the_plain_body_client():

@@ -1,7 +1,8 @@
 """Model access: roles to chat models (``llm``), retries and error classes (``retry``), a
 circuit breaker per endpoint (``circuit``), the embedded llama.cpp server (``engine``), model
 files shipped on PyPI (``model_files``), offline MiniLM embeddings (``embeddings``) and the
-bookkeeping of requests in flight on each endpoint, the agent first during a call (``traffic``).
+bookkeeping of requests in flight on each endpoint, the agent first during a call (``traffic``),
+and each endpoint's rate limits (``rate_limits``).
 
 The face below names what other packages use (imported on first use, see harness/face.py);
 README.md beside this file says what lives here and what it may import.
@@ -14,6 +15,7 @@ FACE = {
     "EmbeddingModelMissing": "embeddings",
     "EngineError": "engine",
     "EngineManager": "engine",
+    "Limits": "rate_limits",
     "MiniLMEmbedder": "embeddings",
     "ModelCallError": "retry",
     "RetryPolicy": "retry",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 from time import perf_counter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
@@ -23,7 +23,8 @@ from graphs.protocols import LLMCall
 from harness.config import ConfigError, ModelSpec
 from harness.models.circuit import CircuitBreaker, CircuitOpenError, ReliabilityScope, current_scope
 from harness.models.openai_body import PlainBodyChatOpenAI
-from harness.models.retry import EmptyReplyError, ModelCallError, RetryPolicy, classify
+from harness.models.rate_limits import Limits, estimate_tokens, limiter_for
+from harness.models.retry import EmptyReplyError, Failure, ModelCallError, RetryPolicy, classify
 from harness.models.seeds import seed_for
 from harness.models.traffic import on_endpoint
 
@@ -65,6 +66,8 @@ class RoleClient:
         #: call is refused or cut off, before the retry
         self.heal = heal
         self._own_scope: ReliabilityScope | None = None
+        #: the endpoint's limits as this role sets them (``harness.models.rate_limits``)
+        self.limits = Limits(spec.requests_per_minute, spec.tokens_per_minute, spec.max_in_flight)
 
     @property
     def model_name(self) -> str:
@@ -109,21 +112,30 @@ class RoleClient:
         # reports a first token: no handler to notify of each call's events
         streams = getattr(self.model, "disable_streaming", False) is not True
         policy, breaker = self._guards()
+        estimate = estimate_tokens(sum(len(str(m.content)) for m in messages),
+                                   int(bind.get("max_tokens") or self.spec.max_tokens))
         earlier: list[LLMCall] = []
         for attempt in range(1, policy.max_attempts + 1):
             breaker.check()
-            started, first = perf_counter(), _FirstToken()
+            limiter = limiter_for(self.server, self.limits)
+            waited_ms = round(await limiter.acquire(estimate) * 1000, 1)
+            started, first, used = perf_counter(), _FirstToken(), None
             try:
                 msg, shared = await on_endpoint(
                     self.server, self.role, lambda: runnable.ainvoke(list(messages), _with_handler(first, streams)))
                 if not msg.content and not msg.tool_calls:
                     raise EmptyReplyError("the endpoint returned an empty reply")
-            except Exception as exc:
+                usage = msg.usage_metadata or {}
+                used = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0)) if usage else None
+            except BaseException as exc:
+                limiter.release(estimate, None)
+                if not isinstance(exc, Exception):  # cancelled
+                    raise
                 failure = classify(exc)
                 call = LLMCall(self.role, purpose, self.spec.model,
                                latency_ms=(perf_counter() - started) * 1000,
                                error=f"{failure.kind}: {type(exc).__name__}: {exc}"[:500],
-                               attempt=attempt, retry_after_s=failure.retry_after_s)
+                               attempt=attempt, retry_after_s=failure.retry_after_s, rate_wait_ms=waited_ms)
                 breaker.attempt_failed(failure)
                 if failure.kind in ("refused", "connection") and self.heal is not None:
                     try:
@@ -133,23 +145,15 @@ class RoleClient:
                         call.error += f" (restarting the embedded server failed: {heal_error})"[:600]
                 if failure.retryable and attempt < policy.max_attempts and not breaker.is_open:
                     call.backoff_s = policy.delay(attempt, failure.retry_after_s)
+                    if failure.kind == "rate_limited":  # every role on the endpoint holds back
+                        limiter.pause(call.backoff_s)
                     earlier.append(call)
                     await policy.sleep(call.backoff_s)
                     continue
                 call.earlier_attempts = earlier
-                if failure.kind == "unknown":
-                    exc.llm_call, exc.llm_calls = call, call.all_attempts()
-                    raise
-                breaker.call_failed(failure)
-                if breaker.is_open:
-                    raise CircuitOpenError(breaker.endpoint, breaker.open_reason) from exc
-                how = (f"after {attempt} attempts" if failure.retryable else "not retryable")
-                err = ModelCallError(f"{self.role} call to {self.endpoint} failed ({how}): "
-                                     f"{failure.message}", failure)
-                err.llm_call, err.llm_calls = call, call.all_attempts()
-                raise err from exc
+                self._give_up(exc, failure, call, breaker)
+            limiter.release(estimate, used)
             breaker.succeeded()
-            usage = msg.usage_metadata or {}
             tin, tout = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
             cached = int((usage.get("input_token_details") or {}).get("cache_read") or 0)
             call = LLMCall(
@@ -157,10 +161,23 @@ class RoleClient:
                 cost=(tin * self.spec.input_price_per_mtok + tout * self.spec.output_price_per_mtok) / 1e6,
                 attempt=attempt, earlier_attempts=earlier, cached_tokens=min(cached, tin),
                 ttft_ms=None if first.at is None else (first.at - started) * 1000,
-                contended_ms=shared.contended_ms, yielded_ms=shared.yielded_ms,
+                contended_ms=shared.contended_ms, yielded_ms=shared.yielded_ms, rate_wait_ms=waited_ms,
             )
             return msg, call
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _give_up(self, exc: Exception, failure: Failure, call: LLMCall, breaker: CircuitBreaker) -> NoReturn:
+        """Raise what a call that failed for good raises (see :meth:`invoke`), ``call`` its record."""
+        if failure.kind == "unknown":
+            exc.llm_call, exc.llm_calls = call, call.all_attempts()  # type: ignore[attr-defined]
+            raise exc
+        breaker.call_failed(failure)
+        if breaker.is_open:
+            raise CircuitOpenError(breaker.endpoint, breaker.open_reason) from exc
+        how = (f"after {call.attempt} attempts" if failure.retryable else "not retryable")
+        err = ModelCallError(f"{self.role} call to {self.endpoint} failed ({how}): {failure.message}", failure)
+        err.llm_call, err.llm_calls = call, call.all_attempts()
+        raise err from exc
 
     async def complete(self, messages: Sequence[BaseMessage], purpose: str,
                        response_format: dict[str, Any] | None = None) -> tuple[str, LLMCall]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.config import Config
+from harness.models import Limits
 from harness.selfscore.batch import failed_by_agent
 from harness.selfscore.runs import Progress, ProgressFn
 from harness.tasks.datasets import Dataset
@@ -42,6 +43,8 @@ class ShardSpec:
     #: the agent under test's headers as given (``${VAR}`` unexpanded): a run never stores their
     #: values, so they travel with the spec, in memory, to the shard that calls the agent
     agent_headers: tuple[tuple[str, str], ...] = ()
+    #: the shards of the plan, running at once: each keeps 1/shares of every endpoint rate limit
+    shares: int = 1
 
     @property
     def name(self) -> str:
@@ -110,7 +113,8 @@ def plan_shards(store: str | Path, run_id: str, shards: int, shard_dir: Path,
             if r["status"] != "completed" or failed_by_agent(r)]
     plan = uuid.uuid4().hex[:12]
     specs = []
-    for k, ids in enumerate(split_evenly(todo, shards) if todo else []):
+    chunks = split_evenly(todo, shards) if todo else []
+    for k, ids in enumerate(chunks):
         path = shard_dir / f"shard-{k}.sqlite"
         if path.exists():
             raise ValueError(f"{path} exists already: a shard store from another attempt. Merge it "
@@ -119,7 +123,7 @@ def plan_shards(store: str | Path, run_id: str, shards: int, shard_dir: Path,
         _mark_plan(path, plan)
         checkpoint(path)
         specs.append(ShardSpec(k, benchmark, run["id"], run["config_json"], tuple(ids), str(path), plan,
-                               tuple((agent_headers or {}).items())))
+                               tuple((agent_headers or {}).items()), shares=len(chunks)))
     return specs
 
 
@@ -138,11 +142,27 @@ def run_shard(spec: ShardSpec, store: str | Path, on_progress: ProgressFn | None
     config.store = str(store)
     if spec.agent_headers:
         config.agent.headers = dict(spec.agent_headers)
+    share_rate_limits(config, spec.shares)
     run = arun_ntb if spec.benchmark == "ntb" else arun_selfscore
     with Runtime(config, chat_models) as runtime:
         _, progress = asyncio.run(run(runtime, resume=spec.run_id, on_progress=on_progress))
     checkpoint(store)
     return progress
+
+
+def share_rate_limits(config: Config, shares: int) -> None:
+    """Each role's endpoint rate limits divided among ``shares`` processes running at once (a
+    limit holds per process, ``harness.models.rate_limits``), so that the shards together keep
+    the endpoint's limits."""
+    if shares <= 1:
+        return
+    for role, spec in config.roles.items():
+        limits = Limits(spec.requests_per_minute, spec.tokens_per_minute, spec.max_in_flight)
+        if limits.any:
+            part = limits.divided(shares)
+            config.roles[role] = spec.model_copy(update={
+                "requests_per_minute": part.requests_per_minute, "tokens_per_minute": part.tokens_per_minute,
+                "max_in_flight": part.max_in_flight})
 
 
 def progress_from_store(store: str | Path, run_id: str) -> Progress:

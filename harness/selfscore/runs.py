@@ -30,7 +30,8 @@ def call_row(c: LLMCall, interaction_id: str, turn_index: int | None) -> dict[st
             "input_tokens": c.input_tokens if c.usage_reported else None,
             "output_tokens": c.output_tokens if c.usage_reported else None, "cached_tokens": c.cached_tokens,
             "ttft_ms": c.ttft_ms, "latency_ms": c.latency_ms, "cost": c.cost if c.usage_reported else None, "error": c.error, "attempt": c.attempt, "retry_after_s": c.retry_after_s,
-            "backoff_s": c.backoff_s, "contended_ms": c.contended_ms, "yielded_ms": c.yielded_ms}
+            "backoff_s": c.backoff_s, "contended_ms": c.contended_ms, "yielded_ms": c.yielded_ms,
+            "rate_wait_ms": c.rate_wait_ms}
 
 
 def call_rows(calls: Iterable[LLMCall], interaction_id: str, turn_index: int | None) -> list[dict[str, Any]]:

@@ -36,6 +36,12 @@ def usage_lines(reader: StoreReader, run_id: str) -> list[str]:
                      f"{_evaluated(c)} | {c['cached_tokens']} | {_tokens(c['output_tokens'])} | "
                      f"{_s(c['latency_ms'])} | {first} | "
                      f"{c['errors']} |")
+    limited = reader.rate_limit_totals(run_id)
+    if limited["rate_limited"] or limited["waited_s"] > 0.05:
+        lines += ["", f"Rate limits: {limited['rate_limited']} answered HTTP 429 (followed by "
+                  f"{limited['backoff_s']:.1f} s of waiting before their retries); calls waited "
+                  f"{limited['waited_s']:.1f} s in all for the endpoint's limits (requests_per_minute, "
+                  "tokens_per_minute, max_in_flight) or a 429's pause before they were sent."]
     rows = reader.llm_call_totals(run_id, by_turn=True)
     if not rows:
         return lines

@@ -24,8 +24,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import sys
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +52,14 @@ class _Message:
 class LoadEndpoint:
     """The endpoint's state: its responders, its delay and what it has answered."""
 
-    def __init__(self, delay_s: float = 0.2, solve_at: int | None = None, capture: str | None = None):
+    def __init__(self, delay_s: float = 0.2, solve_at: int | None = None, capture: str | None = None,
+                 rpm: int | None = None):
         self.delay_s = delay_s
+        #: a provider's limit: at most ``rpm`` requests in any 60 s and ``rpm / 60`` (at least 1)
+        #: in any second; past it an HTTP 429 with Retry-After (whole seconds, as providers send)
+        self.rpm = rpm
+        self.accepted: deque[float] = deque()
+        self.rate_limited = 0
         self.responders = default_responder(solve_at=solve_at)
         self._by_role: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
@@ -65,11 +73,12 @@ class LoadEndpoint:
     def reset(self) -> None:
         """Forget what was answered (``GET /reset``, before each measured run)."""
         self.counts, self.requests, self.errors, self.first, self.last = {}, 0, 0, None, None
-        self.connections = 0
+        self.connections, self.rate_limited = 0, 0
 
     def stats(self) -> dict:
         """The requests answered so far and the busy window (see the module docstring)."""
-        return {"requests": self.requests, "errors": self.errors, "by_role": dict(self.counts),
+        return {"requests": self.requests, "errors": self.errors, "rate_limited": self.rate_limited,
+                "by_role": dict(self.counts),
                 "first": self.first, "last": self.last, "connections": self.connections}
 
     def respond(self, raw: bytes, headers: list[str]) -> tuple[dict | None, str, str]:
@@ -111,10 +120,31 @@ class LoadEndpoint:
         finally:
             writer.close()
 
+    def retry_after(self, now: float) -> int | None:
+        """Whole seconds until a request would be accepted (None: accepted now, and counted)."""
+        if self.rpm is None:
+            return None
+        while self.accepted and self.accepted[0] <= now - 60.0:
+            self.accepted.popleft()
+        per_second = max(1, self.rpm // 60)
+        last_second = [t for t in list(self.accepted)[-per_second:] if t > now - 1.0]
+        if len(self.accepted) >= self.rpm:
+            return math.ceil(self.accepted[0] + 60.0 - now)
+        if len(last_second) >= per_second:
+            return math.ceil(last_second[0] + 1.0 - now)
+        self.accepted.append(now)
+        return None
+
     async def _complete(self, raw: bytes, headers: list[str], writer: asyncio.StreamWriter) -> None:
         now = time.monotonic()
         if self.first is None:
             self.first = now
+        wait = self.retry_after(now)
+        if wait is not None:
+            self.rate_limited += 1
+            _send(writer, 429, json.dumps({"error": {"message": "Rate limit reached", "type": "requests"}}).encode(),
+                  {"Retry-After": str(wait)})
+            return
         try:
             body, role, text = self.respond(raw, headers)
         except Exception as exc:  # an unexpected prompt: a 500 the client sees
@@ -140,9 +170,12 @@ class LoadEndpoint:
         self.last = time.monotonic()
 
 
-def _send(writer: asyncio.StreamWriter, code: int, data: bytes) -> None:
-    reason = "OK" if code == 200 else "Internal Server Error"
-    writer.write(f"HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\n"
+REASONS = {200: "OK", 429: "Too Many Requests", 500: "Internal Server Error"}
+
+
+def _send(writer: asyncio.StreamWriter, code: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    writer.write(f"HTTP/1.1 {code} {REASONS[code]}\r\nContent-Type: application/json\r\n{extra}"
                  f"Content-Length: {len(data)}\r\nConnection: keep-alive\r\n\r\n".encode() + data)
 
 
@@ -161,9 +194,9 @@ def _stream(writer: asyncio.StreamWriter, model: str, text: str, usage: dict | N
 
 
 async def serve(port: int, delay_s: float, solve_at: int | None, capture: str | None,
-                ready: Any = None) -> None:
+                ready: Any = None, rpm: int | None = None) -> None:
     """Serve on 127.0.0.1:``port`` (0: any free port) until cancelled; prints the port."""
-    endpoint = LoadEndpoint(delay_s, solve_at, capture)
+    endpoint = LoadEndpoint(delay_s, solve_at, capture, rpm)
     server = await asyncio.start_server(endpoint.handle, "127.0.0.1", port, backlog=1024)
     bound = server.sockets[0].getsockname()[1]
     print(f"PORT {bound}", flush=True)
@@ -179,9 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--solve-at", type=int, default=None,
                         help="agent turns after which the judges find the problem solved (default: never)")
     parser.add_argument("--capture", default=None, help="append every request body to this file")
+    parser.add_argument("--rpm", type=int, default=None,
+                        help="a provider's limit: requests a minute (and rpm/60 a second), HTTP 429 past it")
     args = parser.parse_args(argv)
     try:
-        asyncio.run(serve(args.port, args.delay, args.solve_at, args.capture))
+        asyncio.run(serve(args.port, args.delay, args.solve_at, args.capture, rpm=args.rpm))
     except KeyboardInterrupt:
         pass
     return 0
