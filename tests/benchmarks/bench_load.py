@@ -8,6 +8,9 @@ Run from the repository root (on a shared machine, under ``flock /tmp/model.lock
     .venv/bin/python -m tests.benchmarks.bench_load --delay 1.0 --concurrency 1 256   # a provider's latency
     .venv/bin/python -m tests.benchmarks.bench_load --profile-at 64      # cProfile of the run at 64
     .venv/bin/python -m tests.benchmarks.bench_load --compare HEAD       # before (HEAD) and after (the tree)
+    .venv/bin/python -m tests.benchmarks.bench_load --concurrency 64 --shards 1 2   # ray run, local shards
+    .venv/bin/python -m tests.benchmarks.bench_load --concurrency 64 --endpoint-rpm 1200             # 429s
+    .venv/bin/python -m tests.benchmarks.bench_load --concurrency 64 --endpoint-rpm 1200 --role-rpm 1100
 
 Every role (agent, user, judge, complexity, extractor) points at one light asyncio fake endpoint
 in its own process (``tests.benchmarks.load_endpoint``: each answer ``--delay`` seconds late,
@@ -24,6 +27,13 @@ subprocess plays ``--per-slot`` x C conversations (at least 8) over synthetic ta
 - the endpoint's own CPU (its process must stay far below one core, or it is the limit);
 - ``ideal``: C conversations always waiting on the endpoint, i.e. turns/s at C=1 x C (capped by
   the conversations), and turns/s as a share of it.
+
+With ``--shards N ...`` each concurrency is also run as ``deskbench ray run --shards N`` (each
+shard ``C / N`` conversations at once) and a table gives turns/s against the number of
+processes; their CPU is the machine's busy CPU less the endpoint's (other work on the machine
+counts too). ``--endpoint-rpm R`` makes the endpoint a rate-limited provider (at most R
+requests a minute and R/60 a second, HTTP 429 with Retry-After past it) and ``--role-rpm`` sets
+every role's ``requests_per_minute``; the 429s and the seconds waited are printed per run.
 
 With ``--compare REF`` the harness of git revision REF (``git archive``, imported through
 ``PYTHONPATH``) runs each concurrency right before the working tree's, on the same endpoint, and
@@ -57,11 +67,20 @@ def cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def start_endpoint(delay: float, capture: str | None) -> tuple[subprocess.Popen, str]:
-    """The fake endpoint's process and its base URL."""
+def machine_cpu_s() -> float:
+    """CPU seconds every core of the machine has spent busy since boot (``/proc/stat``)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    busy = sum(int(v) for i, v in enumerate(fields[:8]) if i not in (3, 4))  # all but idle, iowait
+    return busy / TICK
+
+
+def start_endpoint(delay: float, capture: str | None, rpm: int | None = None) -> tuple[subprocess.Popen, str]:
+    """The fake endpoint's process and its base URL (``rpm``: it answers 429 past that rate)."""
     cmd = [sys.executable, "-m", "tests.benchmarks.load_endpoint", "--delay", str(delay)]
     if capture:
         cmd += ["--capture", capture]
+    if rpm:
+        cmd += ["--rpm", str(rpm)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     if not line.startswith("PORT "):
@@ -93,37 +112,45 @@ def export_tree(ref: str, into: Path) -> Path:
 
 
 def run_command(url: str, store: Path, tasks: Path, n: int, concurrency: int, args,
-                tree: Path = ROOT) -> list[str]:
-    """The ``deskbench run`` command line of one measurement."""
+                tree: Path = ROOT, shards: int = 0) -> list[str]:
+    """The ``deskbench run`` command line of one measurement (``shards``: ``deskbench ray run``
+    with that many local shards sharing the concurrency)."""
     cmd = [sys.executable]
     if args.profile_out:
         cmd += ["-m", "cProfile", "-o", args.profile_out]
     else:
         cmd += ["-m"]
-    cmd += ["harness.cli.main", "run", "--store", str(store), "--dataset", str(tasks),
-            "--limit", str(n), "--max-turns", str(args.max_turns), "--concurrency", str(concurrency),
+    command = ["ray", "run", "--shards", str(shards)] if shards else ["run"]
+    per_process = max(1, concurrency // shards) if shards else concurrency
+    cmd += ["harness.cli.main", *command, "--store", str(store), "--dataset", str(tasks),
+            "--limit", str(n), "--max-turns", str(args.max_turns), "--concurrency", str(per_process),
             "--quiet", "--name", f"load-c{concurrency}", "--profile", args.profile]
     for role in ROLES:
         cmd += ["--role", f"{role}.base_url={url}", "--role", f"{role}.model={role}-fake"]
+        if args.role_rpm:
+            cmd += ["--role", f"{role}.requests_per_minute={args.role_rpm}"]
     if args.profile_out:
         cmd[cmd.index("harness.cli.main")] = str(tree / "harness" / "cli" / "main.py")
     return cmd
 
 
-def measure(url: str, concurrency: int, args, workdir: Path, tree: Path = ROOT, label: str = "") -> dict:
-    """One ``deskbench run`` at ``concurrency`` with the harness in ``tree``: its figures (see
-    the module docstring)."""
+def measure(url: str, concurrency: int, args, workdir: Path, tree: Path = ROOT, label: str = "",
+            endpoint_pid: int = 0, shards: int = 0) -> dict:
+    """One ``deskbench run`` (``shards``: ``ray run``) at ``concurrency`` with the harness in
+    ``tree``: its figures (see the module docstring)."""
     n = max(8, args.per_slot * concurrency) if args.conversations is None else args.conversations
     tasks = write_tasks(workdir / f"tasks-{concurrency}.jsonl", n)
+    label = f"{label}s{shards}-" if shards else label
     store = workdir / f"{label}c{concurrency}.sqlite"
     endpoint_stats(url, reset=True)
     env = {**os.environ, "PYTHONPATH": str(tree)}
     log = workdir / f"{label}c{concurrency}.log"
     started = time.monotonic()
     with open(log, "w") as out:
-        proc = subprocess.Popen(run_command(url, store, tasks, n, concurrency, args, tree), cwd=workdir,
+        proc = subprocess.Popen(run_command(url, store, tasks, n, concurrency, args, tree, shards), cwd=workdir,
                                 env=env, stdout=out, stderr=subprocess.STDOUT)
     samples: list[tuple[float, float]] = []
+    machine: list[tuple[float, float]] = []  # the machine's CPU less the endpoint's (ray's workers)
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
@@ -131,6 +158,7 @@ def measure(url: str, concurrency: int, args, workdir: Path, tree: Path = ROOT, 
         cpu = cpu_s(proc.pid)
         if cpu is not None:
             samples.append((time.monotonic(), cpu))
+        machine.append((time.monotonic(), machine_cpu_s() - (cpu_s(endpoint_pid) or 0.0)))
         time.sleep(0.02)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
@@ -142,8 +170,15 @@ def measure(url: str, concurrency: int, args, workdir: Path, tree: Path = ROOT, 
     first, last = after["first"], after["last"]
     window = max(1e-6, last - first)
     busy_cpu = _cpu_at(samples, last) - _cpu_at(samples, first)
+    if shards:  # the work runs in ray's worker processes: the machine's CPU, less the endpoint's
+        busy_cpu = _cpu_at(machine, last) - _cpu_at(machine, first)
     total_cpu = usage.ru_utime + usage.ru_stime
-    return {"concurrency": concurrency, "conversations": n, "wall": wall, "window": window,
+    from store import StoreReader
+    reader = StoreReader(store)
+    waited = reader.rate_limit_totals(reader.runs()[0]["id"])
+    return {"concurrency": concurrency, "shards": shards, "conversations": n, "wall": wall, "window": window,
+            "rate_limited": after.get("rate_limited", 0), "waited_s": waited["waited_s"],
+            "backoff_s": waited["backoff_s"],
             "calls": calls, "turns": turns, "errors": after["errors"], "connections": after["connections"],
             "turns_s": turns / window, "calls_s": calls / window,
             "cpu_call_ms": 1000 * busy_cpu / max(1, calls), "cpu_turn_ms": 1000 * busy_cpu / max(1, turns),
@@ -178,6 +213,25 @@ def print_table(rows: list[dict], title: str = "") -> None:
         print(f"\n{errors} requests answered with an error (an unexpected prompt)")
 
 
+def _print_run(title: str, r: dict) -> None:
+    print(f"{title}: {r['conversations']} conversations, {r['turns']} turns, {r['calls']} calls on "
+          f"{r['connections']} connections in {r['window']:.1f} s busy ({r['wall']:.1f} s wall), harness CPU "
+          f"{r['busy_cpu']:.1f} s busy / {r['total_cpu']:.1f} s whole, {r['rate_limited']} HTTP 429", flush=True)
+
+
+def print_shards(single: list[dict], sharded: list[dict]) -> None:
+    """turns/s of ``ray run`` against the number of local shards (the same concurrency in all)."""
+    print("\n`ray run` with local shards (the concurrency shared among them; harness CPU: the machine's "
+          "busy CPU less the endpoint's)\n")
+    print("| concurrency | processes | turns/s | LLM calls/s | harness CPU/call | vs one process |")
+    print("|---|---|---|---|---|---|")
+    for r in sharded:
+        one = next((x for x in single if x["concurrency"] == r["concurrency"]), None)
+        ratio = f"{r['turns_s'] / one['turns_s']:.2f}x" if one and one["turns_s"] else "-"
+        print(f"| {r['concurrency']} | {r['shards']} shard(s) | {r['turns_s']:.1f} | {r['calls_s']:.1f} "
+              f"| {r['cpu_call_ms']:.2f} ms | {ratio} |")
+
+
 def print_comparison(before: list[dict], after: list[dict], ref: str) -> None:
     """Before (``ref``) and after side by side, per concurrency."""
     print(f"\nbefore ({ref}) -> after (working tree)\n")
@@ -204,6 +258,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run the harness of git revision REF before each run (before/after)")
     parser.add_argument("--capture", default=None, help="the endpoint appends every request here")
     parser.add_argument("--keep", action="store_true", help="keep the stores (their folder is printed)")
+    parser.add_argument("--shards", type=int, nargs="+", default=[],
+                        help="also run `ray run` with these numbers of local shards sharing each concurrency")
+    parser.add_argument("--endpoint-rpm", type=int, default=None,
+                        help="the endpoint answers HTTP 429 past this many requests a minute (a provider)")
+    parser.add_argument("--role-rpm", type=int, default=None, help="every role's requests_per_minute")
     args = parser.parse_args(argv)
     args.profile_out = None
     workdir = Path(tempfile.mkdtemp(prefix="bench-load-"))
@@ -212,17 +271,17 @@ def main(argv: list[str] | None = None) -> int:
     trees = [("", ROOT)]
     if args.compare:
         trees.insert(0, ("before-", export_tree(args.compare, workdir / "before")))
-    endpoint, url = start_endpoint(args.delay, args.capture)
+    endpoint, url = start_endpoint(args.delay, args.capture, args.endpoint_rpm)
     rows: dict[str, list[dict]] = {label: [] for label, _ in trees}
+    sharded: list[dict] = []
     try:
         for c in args.concurrency:
             for label, tree in trees:
-                rows[label].append(measure(url, c, args, workdir, tree, label))
-                r = rows[label][-1]
-                print(f"{label or 'tree-'}C={c}: {r['conversations']} conversations, {r['turns']} turns, "
-                      f"{r['calls']} calls on {r['connections']} connections in {r['window']:.1f} s busy "
-                      f"({r['wall']:.1f} s wall), harness CPU {r['busy_cpu']:.1f} s busy / "
-                      f"{r['total_cpu']:.1f} s whole", flush=True)
+                rows[label].append(measure(url, c, args, workdir, tree, label, endpoint.pid))
+                _print_run(f"{label or 'tree-'}C={c}", rows[label][-1])
+            for shards in args.shards:
+                sharded.append(measure(url, c, args, workdir, ROOT, "", endpoint.pid, shards))
+                _print_run(f"ray run, {shards} shard(s), C={c}", sharded[-1])
     finally:
         endpoint_cpu = cpu_s(endpoint.pid) or 0.0
         endpoint.terminate()
@@ -233,6 +292,15 @@ def main(argv: list[str] | None = None) -> int:
     print_table(rows[""], "working tree" if args.compare else "")
     if args.compare:
         print_comparison(rows["before-"], rows[""], args.compare)
+    if sharded:
+        print_shards(rows[""], sharded)
+    if args.endpoint_rpm or args.role_rpm:
+        print(f"\nendpoint limit: {args.endpoint_rpm or 'none'} requests/min; roles' requests_per_minute: "
+              f"{args.role_rpm or 'none'}")
+        for r in rows[""]:
+            print(f"C={r['concurrency']}: {r['rate_limited']} answers were HTTP 429 ({r['backoff_s']:.1f} s of "
+                  f"backoff after them); calls waited {r['waited_s']:.1f} s for the limits; "
+                  f"{r['calls_s'] * 60:.0f} answered calls/min")
     if args.profile_out:
         import pstats
         print()
