@@ -36,6 +36,11 @@ from harness.tasks.datasets import Dataset
 ChatModelFactory = Callable[[str, ModelSpec], BaseChatModel]
 
 
+#: idle connections a role's pool keeps per conversation run at once (the judges of a turn run
+#: together: a conversation has up to three requests of one role in flight)
+POOL_PER_CONVERSATION = 4
+
+
 class Runtime:
     """Owns the engine and the role clients of one process; close it to stop the engine."""
 
@@ -60,7 +65,8 @@ class Runtime:
 
     def _default_chat_model(self, role: str, spec: ModelSpec) -> BaseChatModel:
         url = spec.base_url or self.engine.base_url(spec.model, self.engine_instance(role))
-        model = chat_model_for(spec, url)
+        # a pool of the role's own, a few idle connections per conversation at once kept open
+        model = chat_model_for(spec, url, pool_size=max(100, POOL_PER_CONVERSATION * self.config.run.concurrency))
         # Only the agent's reply is streamed (to a live session's page); judges, the user and
         # the extractor always make one plain request, whatever callbacks are attached.
         model.disable_streaming = role != "agent"

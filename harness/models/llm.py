@@ -13,6 +13,8 @@ import os
 from time import perf_counter
 from typing import Any, Callable, NoReturn, Sequence
 
+import httpx2  # the OpenAI SDK's HTTP client
+import openai
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -29,9 +31,15 @@ from harness.models.seeds import seed_for
 from harness.models.traffic import on_endpoint
 
 
-def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
+def chat_model_for(spec: ModelSpec, base_url: str, pool_size: int | None = None) -> ChatOpenAI:
     """The ChatOpenAI client of a role at ``base_url`` (a :class:`PlainBodyChatOpenAI`: the
     same requests without the OpenAI SDK's per-request transformation of the body).
+
+    ``pool_size``: the role gets a connection pool of its own that keeps that many idle
+    connections open (a batch passes a few per conversation it runs at once). Without it the
+    role shares ``langchain-openai``'s default pool, which keeps 100: past that a batch closes
+    connections as replies arrive and opens new ones for the next requests, and every request
+    scans one pool holding every role's connections.
 
     Raises:
         ConfigError: when the spec names an API-key variable that is not set.
@@ -42,10 +50,16 @@ def chat_model_for(spec: ModelSpec, base_url: str) -> ChatOpenAI:
         if not api_key:
             raise ConfigError(f"Environment variable {spec.api_key_env} (api_key_env of model "
                               f"{spec.model}) is not set. Export it or change api_key_env.")
+    pool = {}
+    if pool_size:
+        limits = httpx2.Limits(max_connections=max(1000, pool_size), max_keepalive_connections=pool_size,
+                              keepalive_expiry=5.0)
+        pool["http_async_client"] = openai.DefaultAsyncHttpxClient(timeout=spec.timeout_s, limits=limits)
     return PlainBodyChatOpenAI(
         base_url=base_url, model=spec.model, api_key=api_key, temperature=spec.temperature,
         seed=spec.seed, max_tokens=spec.max_tokens, timeout=spec.timeout_s, max_retries=0,  # RoleClient retries
         stream_usage=True,  # token counts also when a live session streams the agent's reply
+        **pool,
     )
 
 
