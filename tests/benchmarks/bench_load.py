@@ -173,9 +173,7 @@ def measure(url: str, concurrency: int, args, workdir: Path, tree: Path = ROOT, 
     if shards:  # the work runs in ray's worker processes: the machine's CPU, less the endpoint's
         busy_cpu = _cpu_at(machine, last) - _cpu_at(machine, first)
     total_cpu = usage.ru_utime + usage.ru_stime
-    from store import StoreReader
-    reader = StoreReader(store)
-    waited = reader.rate_limit_totals(reader.runs()[0]["id"])
+    waited = _rate_limit_totals(store)
     return {"concurrency": concurrency, "shards": shards, "conversations": n, "wall": wall, "window": window,
             "rate_limited": after.get("rate_limited", 0), "waited_s": waited["waited_s"],
             "backoff_s": waited["backoff_s"],
@@ -183,6 +181,19 @@ def measure(url: str, concurrency: int, args, workdir: Path, tree: Path = ROOT, 
             "turns_s": turns / window, "calls_s": calls / window,
             "cpu_call_ms": 1000 * busy_cpu / max(1, calls), "cpu_turn_ms": 1000 * busy_cpu / max(1, turns),
             "total_cpu_call_ms": 1000 * total_cpu / max(1, calls), "busy_cpu": busy_cpu, "total_cpu": total_cpu}
+
+
+def _rate_limit_totals(store: Path) -> dict:
+    """429s and seconds waited of the run in ``store`` (zeros for a harness from before the
+    rate limits, whose store has no ``rate_wait_ms``)."""
+    import sqlite3
+
+    from store import StoreReader
+    try:
+        reader = StoreReader(store)
+        return reader.rate_limit_totals(reader.runs()[0]["id"])
+    except sqlite3.OperationalError:
+        return {"rate_limited": 0, "backoff_s": 0.0, "waited_s": 0.0}
 
 
 def _cpu_at(samples: list[tuple[float, float]], at: float) -> float:
