@@ -129,13 +129,13 @@ def test_estimate_and_config_validation():
 
 @pytest.fixture
 def limited_endpoint():
-    """Starts light load endpoints answering at most 300 requests a minute (5 a second) and
+    """Starts light load endpoints answering at most 120 requests a minute (2 a second) and
     HTTP 429 past it; returns their URLs."""
     procs = []
 
     def start() -> str:
         proc = subprocess.Popen([sys.executable, "-m", "tests.benchmarks.load_endpoint", "--delay", "0.05",
-                                 "--rpm", "300"], stdout=subprocess.PIPE, text=True)
+                                 "--rpm", "120"], stdout=subprocess.PIPE, text=True)
         procs.append(proc)
         return f"http://127.0.0.1:{proc.stdout.readline().split()[1]}/v1"
     yield start
@@ -147,12 +147,12 @@ def limited_endpoint():
 def run_batch(tmp_path, url, name, extra):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps({"id": f"t{i}", "question": f"My printer {i} jams."}) + "\n"
-                             for i in range(3)))
+                             for i in range(2)))
     flags = ["--profile", "embedded"]
     for role in ("agent", "user", "judge", "complexity", "extractor"):
         flags += ["--role", f"{role}.base_url={url}", "--role", f"{role}.model={role}-fake", *extra(role)]
     store = tmp_path / f"{name}.sqlite"
-    assert main(["run", "--store", str(store), "--dataset", str(tasks), "--max-turns", "2", "--concurrency", "3",
+    assert main(["run", "--store", str(store), "--dataset", str(tasks), "--max-turns", "1", "--concurrency", "2",
                  "--quiet", "--name", name, *flags]) in (0, 3)
     reader = StoreReader(store)
     run = reader.runs()[0]
@@ -168,7 +168,7 @@ def test_a_batch_within_the_limits_meets_no_429_and_the_report_counts_both(tmp_p
     assert f"Rate limits: {len(met)} answered HTTP 429" in report
     # every role at 90% of the endpoint's limit (the limiter is the endpoint's, shared by the roles)
     calls, report = run_batch(tmp_path, limited_endpoint(), "limited",
-                              lambda role: ["--role", f"{role}.requests_per_minute=270"])
+                              lambda role: ["--role", f"{role}.requests_per_minute=108"])
     assert not [c for c in calls if (c["error"] or "").startswith("rate_limited")]
     assert sum(c["rate_wait_ms"] for c in calls) > 0
     assert "Rate limits: 0 answered HTTP 429" in report and "for the endpoint's limits" in report

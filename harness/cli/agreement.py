@@ -83,7 +83,8 @@ async def judge_labelled(runtime, rows: list[dict[str, Any]], out_path: Path, co
 
 async def heldout_line(runtime, n: int) -> str:
     """One line of agreement with the human labels of ``n`` held-out conversations of the shipped
-    set (balanced solved/unsolved, in file order): solved per class and agent helpfulness."""
+    set (balanced solved/unsolved, in file order): solved per class (the fresh held-out part has
+    the askers' solved verdicts only, so nothing else is judged)."""
     from harness.study.label_agreement import agreement_summary
     from harness.study.label_report import agreement_line
     rows = labelled_rows(HELDOUT_SET, "heldout")
@@ -91,7 +92,7 @@ async def heldout_line(runtime, n: int) -> str:
     picked = [r for pair in zip(*by_label) for r in pair][:n]
     with tempfile.TemporaryDirectory() as tmp:
         scored = await judge_labelled(runtime, picked, Path(tmp) / "scored.jsonl", runtime.config.run.concurrency,
-                                      kinds=("solved", "agent_helpfulness"))
+                                      kinds=("solved",))
     return agreement_line(agreement_summary(scored, "heldout"))
 
 

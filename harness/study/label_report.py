@@ -124,9 +124,12 @@ def agreement_markdown(summary: Mapping[str, Any], title: str) -> list[str]:
 
 
 def agreement_line(summary: Mapping[str, Any]) -> str:
-    """One line: solved accuracy per class and turn-level agent helpfulness rho (``deskbench sanity``)."""
+    """One line: solved accuracy per class and, where the part has helpfulness labels, turn-level
+    agent helpfulness rho (``deskbench sanity``)."""
     s = summary["solved"]["classes"]
-    rho = summary["agent_helpfulness"]["aided"]["spearman_rho"]
-    return (f"agreement with human labels ({summary['conversations']} held-out conversations): solved "
-            f"{s['yes']['right']}/{s['yes']['n']} solved, {s['no']['right']}/{s['no']['n']} not solved; "
-            f"agent helpfulness rho {_num(rho)} (n {summary['agent_helpfulness']['aided']['n']})")
+    line = (f"agreement with human labels ({summary['conversations']} held-out conversations): solved "
+            f"{s['yes']['right']}/{s['yes']['n']} solved, {s['no']['right']}/{s['no']['n']} not solved")
+    helpful = (summary.get("agent_helpfulness") or {}).get("aided") or {}
+    if helpful.get("n"):
+        line += f"; agent helpfulness rho {_num(helpful['spearman_rho'])} (n {helpful['n']})"
+    return line
