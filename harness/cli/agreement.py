@@ -81,13 +81,20 @@ async def judge_labelled(runtime, rows: list[dict[str, Any]], out_path: Path, co
     return [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _length(row: dict[str, Any]) -> tuple[int, int]:
+    """A conversation's turns, then characters (shortest first)."""
+    return len(row["turns"]), sum(len(t.get("user") or "") + len(t.get("agent") or "") for t in row["turns"])
+
+
 async def heldout_line(runtime, n: int) -> str:
     """One line of agreement with the human labels of ``n`` held-out conversations of the shipped
-    set (balanced solved/unsolved, in file order): solved per class (the fresh held-out part has
-    the askers' solved verdicts only, so nothing else is judged)."""
+    set: solved per class (the fresh held-out part has the askers' solved verdicts only, so
+    nothing else is judged). The shortest threads of each class, balanced (the solved-check runs
+    on every turn: the part's 135 turns would make ``deskbench sanity`` slow, the 6 + 6 shortest
+    have 35); the whole part's figures are in docs/selfscore.md."""
     from harness.study.label_agreement import agreement_summary
     from harness.study.label_report import agreement_line
-    rows = labelled_rows(HELDOUT_SET, "heldout")
+    rows = sorted(labelled_rows(HELDOUT_SET, "heldout"), key=_length)
     by_label = [[r for r in rows if (r.get("labels") or {}).get("solved") is label] for label in (True, False)]
     picked = [r for pair in zip(*by_label) for r in pair][:n]
     with tempfile.TemporaryDirectory() as tmp:

@@ -343,6 +343,7 @@ def add_sanity_command(sub) -> None:
                    help="simulated-user persona scenarios, one per persona (default 0: all 5)")
     p.add_argument("--agreement", type=int, default=12, metavar="N",
                    help="held-out conversations of the shipped human-labelled set judged for the agreement "
-                   "line, balanced solved/unsolved (0: none; `deskbench agreement` reports all)")
+                   "line: the shortest of each class, balanced solved/unsolved (0: none; `deskbench agreement` "
+                   "reports all)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sanity)

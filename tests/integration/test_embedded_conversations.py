@@ -78,9 +78,9 @@ def test_deskbench_sanity_as_the_readme_runs_it(tmp_path):
     # and passed every pair set above
     (largest,) = counts(r"Judge stability: 4 messages judged 5 times each at once, .*; largest (\d+)\.", out)
     assert largest <= 3, out
-    # agreement with human labels on 12 conversations of the fresh held-out part (heldout.jsonl, 6
-    # solved, 6 not, the askers' own verdicts): the evidence check was right on 11/14 and 13/14 of
-    # the whole part (docs/selfscore.md);
+    # agreement with human labels on the 12 shortest conversations of the fresh held-out part
+    # (heldout.jsonl, 6 solved, 6 not, the askers' own verdicts): the evidence check was right on
+    # 11/14 and 13/14 of the whole part (docs/selfscore.md);
     # a judge that says "solved" to everything (the paper's verdict on the 1.5B) gets 0 of 6 not solved
     agreed, agreed_n, refused, refused_n = counts(
         r"agreement with human labels \(12 held-out conversations\): solved (\d+)/(\d+) solved, (\d+)/(\d+) not solved", out)
