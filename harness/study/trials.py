@@ -101,9 +101,9 @@ def pass_k_figures(figures: Sequence[Mapping[str, Any]], key: str = "solved") ->
 def cluster_bootstrap(values: Mapping[str, Sequence[float]], n_resamples: int = 2000,
                       seed: int = 0, confidence: float = 0.95) -> tuple[float | None, float | None]:
     """Percentile interval of the mean of task means, resampling tasks with all their trials
-    (:func:`harness.study.bootstrap.cluster_bootstrap`, each task a cluster holding its mean)."""
-    means = [[float(np.mean(v))] for v in values.values() if len(v)]
-    interval = bootstrap.cluster_bootstrap(means, lambda pool: float(np.mean(pool)), n_resamples, seed, confidence)
+    (:func:`harness.study.bootstrap.cluster_mean_bootstrap`, each task a cluster holding its mean)."""
+    means = [float(np.mean(v)) for v in values.values() if len(v)]
+    interval = bootstrap.cluster_mean_bootstrap(means, n_resamples, seed, confidence)
     return interval.low, interval.high
 
 
