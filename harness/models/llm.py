@@ -81,7 +81,7 @@ class RoleClient:
         self.heal = heal
         self._own_scope: ReliabilityScope | None = None
         #: the endpoint's limits as this role sets them (``harness.models.rate_limits``)
-        self.limits = Limits(spec.requests_per_minute, spec.tokens_per_minute, spec.max_in_flight)
+        self.limits = Limits.of(spec)
 
     @property
     def model_name(self) -> str:

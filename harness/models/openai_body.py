@@ -111,10 +111,11 @@ class PlainBodyChatOpenAI(ChatOpenAI):
 
     async def _agenerate(self, messages: Any, stop: list[str] | None = None, run_manager: Any = None,
                          **kwargs: Any) -> Any:
+        structured = "response_format" in {**self.model_kwargs, **kwargs}
         payload = self._get_request_payload(messages, stop=stop, **kwargs)
         if payload.get("model") is not openai.omit:  # not rewritten: ChatOpenAI's own path
             result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
-            return _as_parsed(result, payload)
+            return _as_parsed(result, structured)
         raw = None
         try:
             raw = await self.async_client.with_raw_response.create(**payload)
@@ -133,18 +134,19 @@ class PlainBodyChatOpenAI(ChatOpenAI):
         if result.generations and response.get("choices"):  # what a typed reply adds
             result.generations[0].message.additional_kwargs["refusal"] = \
                 (response["choices"][0].get("message") or {}).get("refusal")
-        return _as_parsed(result, payload)
+        return _as_parsed(result, structured)
 
     def _generate(self, messages: Any, stop: list[str] | None = None, run_manager: Any = None,
                   **kwargs: Any) -> Any:
         result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-        return _as_parsed(result, self._get_request_payload(messages, stop=stop, **kwargs))
+        return _as_parsed(result, "response_format" in {**self.model_kwargs, **kwargs})
 
 
-def _as_parsed(result: Any, payload: dict[str, Any]) -> Any:
-    """A structured-output result as ``parse`` returns it: ``parsed`` in each message's
-    ``additional_kwargs`` (None: a JSON-schema dict is not parsed into an object)."""
-    if "response_format" in (payload.get("extra_body") or {}):
+def _as_parsed(result: Any, structured: bool) -> Any:
+    """A structured-output result (``structured``: the call asked for a ``response_format``) as
+    ``parse`` returns it: ``parsed`` in each message's ``additional_kwargs`` (None: a JSON-schema
+    dict is not parsed into an object)."""
+    if structured:
         for generation in result.generations:
             generation.message.additional_kwargs = {"parsed": None, **generation.message.additional_kwargs}
     return result

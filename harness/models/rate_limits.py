@@ -29,7 +29,7 @@ import asyncio
 import weakref
 from dataclasses import dataclass
 from time import monotonic
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 #: characters per token of the estimate made before a request is sent
 CHARS_PER_TOKEN = 4
@@ -42,6 +42,11 @@ class Limits:
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     max_in_flight: int | None = None
+
+    @classmethod
+    def of(cls, spec: Any) -> "Limits":
+        """The limits a role's :class:`harness.config.ModelSpec` sets."""
+        return cls(spec.requests_per_minute, spec.tokens_per_minute, spec.max_in_flight)
 
     def tightest(self, other: "Limits") -> "Limits":
         """The smaller of each limit of ``self`` and ``other``."""

@@ -13,7 +13,7 @@ import asyncio
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -157,12 +157,9 @@ def share_rate_limits(config: Config, shares: int) -> None:
     if shares <= 1:
         return
     for role, spec in config.roles.items():
-        limits = Limits(spec.requests_per_minute, spec.tokens_per_minute, spec.max_in_flight)
+        limits = Limits.of(spec)
         if limits.any:
-            part = limits.divided(shares)
-            config.roles[role] = spec.model_copy(update={
-                "requests_per_minute": part.requests_per_minute, "tokens_per_minute": part.tokens_per_minute,
-                "max_in_flight": part.max_in_flight})
+            config.roles[role] = spec.model_copy(update=asdict(limits.divided(shares)))
 
 
 def progress_from_store(store: str | Path, run_id: str) -> Progress:
