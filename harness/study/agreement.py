@@ -16,9 +16,13 @@ from harness.study.judge_statistics import judge_comparison
 from harness.study.label_agreement import binary_agreement, rank_agreement
 
 
+def _rated(rows: Sequence[Mapping[str, Any]], human: str, llm: str) -> list[Mapping[str, Any]]:
+    """The rows with both a ``human`` and an ``llm`` value."""
+    return [r for r in rows if r.get(human) is not None and r.get(llm) is not None]
+
+
 def _pairs(rows: Sequence[Mapping[str, Any]], human: str, llm: str) -> list[tuple[float, float]]:
-    return [(float(r[human]), float(r[llm])) for r in rows
-            if r.get(human) is not None and r.get(llm) is not None]
+    return [(float(r[human]), float(r[llm])) for r in _rated(rows, human, llm)]
 
 
 def _corr(xs: list[float], ys: list[float], kind: str) -> float | None:
@@ -42,7 +46,7 @@ def helpfulness_agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     xs, ys = [h for h, _ in pairs], [m for _, m in pairs]
     out["mean_difference"] = sum(h - m for h, m in pairs) / len(pairs)
     out["mean_abs_difference"] = sum(abs(h - m) for h, m in pairs) / len(pairs)
-    rated = [r for r in rows if r.get("human_helpfulness") is not None and r.get("llm_helpfulness") is not None]
+    rated = _rated(rows, "human_helpfulness", "llm_helpfulness")
     # the statistics `deskbench agreement` reports, the same code; the turns of one conversation together
     ranks = rank_agreement(pairs, [r.get("interaction_id", i) for i, r in enumerate(rated)])
     out["pearson_r"], out["spearman_rho"] = _corr(xs, ys, "pearson"), ranks["spearman_rho"]
