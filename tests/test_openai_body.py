@@ -152,13 +152,13 @@ def test_a_batch_gives_each_role_a_pool_of_its_own_sized_to_its_conversations():
 
     spec = ModelSpec(model="judge-fake", base_url=URL)
     own, shared = chat_model_for(spec, URL, pool_size=512), chat_model_for(spec, URL)
-    pool = own.async_client._client._transport._pool
+    pool = own.root_async_client._client._transport._pool
     assert pool._max_keepalive_connections == 512 and pool._max_connections >= 512
-    assert own.async_client._client is not chat_model_for(spec, URL, pool_size=512).async_client._client
-    assert shared.async_client._client is chat_model_for(spec, URL).async_client._client  # langchain's shared pool
+    assert own.root_async_client._client is not chat_model_for(spec, URL, pool_size=512).root_async_client._client
+    assert shared.root_async_client._client is chat_model_for(spec, URL).root_async_client._client  # langchain's shared pool
     config = Config()
     config.run.concurrency = 200
     config.roles["judge"] = spec
     with Runtime(config) as runtime:
         judge = runtime._default_chat_model("judge", spec)
-    assert judge.async_client._client._transport._pool._max_keepalive_connections == POOL_PER_CONVERSATION * 200
+    assert judge.root_async_client._client._transport._pool._max_keepalive_connections == POOL_PER_CONVERSATION * 200
