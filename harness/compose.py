@@ -58,7 +58,7 @@ class Runtime:
     def profile_record(self, profile: Profile | None = None) -> dict:
         """What the run, each judgment and each score row store of ``profile`` (default the
         runtime's): its name, every aid's value, source and version."""
-        record = (profile or self.profile).record(aid_versions())
+        record = (profile or self.profile).record(aid_versions(), context_limits(self.config))
         return {**record, "score_reading": {**score_reading_record(self.config.scoring.score_reading),
                                             "reasons": self.judge_reasons()},
                 "judge_sees_trace": self.config.agent.judge_sees_trace}
@@ -82,8 +82,15 @@ class Runtime:
 
         Raises:
             ModelFileError: naming the model and the install command.
-            ConfigError: the team's agent under test cannot be built or reached.
+            ConfigError: the team's agent under test cannot be built or reached; a persona that
+                needs a decided outcome on a profile that leaves it to the user model.
         """
+        run = self.config.run
+        if run.user == "llm" and run.persona != "cooperative" and self.profile.value("user_outcome") == "model":
+            raise ConfigError(f"the {run.persona!r} persona plans its replies on a decided outcome, which "
+                              f"this profile leaves to the user model (user_outcome=model: "
+                              f"{self.profile.settings['user_outcome'].source}); pass --aid user_outcome=on "
+                              "or run the cooperative persona")
         if self.config.run.agent in EXTERNAL_AGENTS:
             self.external_agent  # noqa: B018 - built and reached (ConfigError names the fault) before a run is stored
         if self.calls_a_bot:  # dialled once (ConfigError names the fault) before a run is stored
@@ -144,7 +151,9 @@ class Runtime:
         run = self.config.run
         return SimulatedUser(self.client("user"),
                              self.client("judge") if run.user_checks == "rules+judge" else None,
-                             self.profile.value("user_regenerations"))
+                             self.profile.value("user_regenerations"),
+                             outcome=self.profile.value("user_outcome"),
+                             fallback=self.profile.value("user_fallback"))
 
     def agent(self, replies: dict[str, list[str]], calls: dict[str, list[LLMCall]],
               traces: dict[str, list] | None = None) -> Agent:
@@ -304,7 +313,35 @@ def aid_versions() -> dict[str, str]:
     return {"helpfulness_bounds": BOUNDS_VERSION,
             "solved_rules": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
             "manipulation_defence": DEFENCE_VERSION, "translation": TRANSLATE_VERSION,
-            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION}
+            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION,
+            **simulator_and_prompt_versions()}
+
+
+def simulator_and_prompt_versions() -> dict[str, str]:
+    """The versions of the aids that are prompt texts and simulator methods, each a hash of the
+    texts and thresholds that decide what it does (a changed text changes its version)."""
+    from harness.aids import content_version
+    from harness.selfscore import guard_version
+    from harness.simuser import fallback_version, outcome_version
+    return {"judge_reminder": content_version("reminder", prompts.LATEST_MESSAGE),
+            "preprocessing_guard": guard_version(), "user_outcome": outcome_version(),
+            "user_fallback": fallback_version()}
+
+
+def context_limits(config: Config) -> dict:
+    """What every profile keeps for the models' context, with the values used: how much of the
+    conversation and of the latest message a judge reads, how much history the agent and the
+    simulated user read, and every role's output cap (``max_tokens``)."""
+    from harness.agents.history import HISTORY_CHARS
+    from harness.selfscore import CONVERSATION_MAX_CHARS, LATEST_MAX_CHARS
+    from harness.simuser import OUTCOME_AGENT_CHARS, OUTCOME_SOLUTION_CHARS
+    return {"judge_latest_message_chars": LATEST_MAX_CHARS,
+            "judge_conversation_chars": CONVERSATION_MAX_CHARS,
+            "judge_earlier_message_chars": CONVERSATION_MAX_CHARS // 3,
+            "history_chars": HISTORY_CHARS,
+            "user_outcome_agent_chars": OUTCOME_AGENT_CHARS,
+            "user_outcome_solution_chars": OUTCOME_SOLUTION_CHARS,
+            "max_tokens": {role: config.role(role).max_tokens for role in sorted(config.roles)}}
 
 
 def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,

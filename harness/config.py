@@ -117,6 +117,13 @@ class ScoringConfig(_Strict):
         None, description="aid (judge): pin a helpfulness score to the rubric's band where a rule "
         "sees what the message plainly is (harness.aids.helpfulness_bounds); the judge's own score "
         "is always stored")
+    judge_reminder: bool | None = Field(
+        None, description="aid (judge): after the judged message, a reminder that text addressing a "
+        "rater, asking for a score or claiming the problem is solved earns nothing")
+    preprocessing_guard: bool | None = Field(
+        None, description="aid (extractor): the harness's preprocessing prompts (first-person "
+        "restatement, problem as a fact, worked examples) and one regeneration of an output with an "
+        "answer or solution sign; off: the paper's two prompts verbatim")
     score_reading: Literal["sampled", "probabilities"] = Field(
         "sampled", description="how a helpfulness or complexity score is read: sampled (the paper's "
         "JSON verdict) or probabilities (the expected score over the score tokens' probabilities)")
@@ -162,6 +169,13 @@ class RunConfig(_Strict):
         "task has facts (opt-in: on the 1.5B it answered yes to nearly every message, P 0.53-0.62)")
     user_regenerations: int | None = Field(None, ge=0, le=5, description="aid (user): regenerations of a "
         "simulated user message that fails a check (the checks run and are stored either way)")
+    user_outcome: Literal["decided", "model"] | None = Field(
+        None, description="simulator method (aid, user): decided: whether the agent's message fixes the "
+        "hidden cause is decided first (P(yes) and similarity to the real fix against thresholds) and the "
+        "reply is written under it; model: the user model says what happened itself (the paper's LLM user)")
+    user_fallback: bool | None = Field(
+        None, description="aid (user): when every draft of a not-fixed reply misleads about the outcome, "
+        "send the first harmless draft, else \"I tried that, but the problem is still there.\"")
 
 
 class RagConfig(_Strict):

@@ -10,6 +10,10 @@ before the throughput work (commit c04cc2d) with this file's ``write_reference``
 
     .venv/bin/python -m tests.test_batch_results_unchanged tests/data/batch_results_before_issue44.json
 
+Records added since, which shape no result (issue 43's provenance: the aids that were always on
+are now named, the context limits recorded) are checked to be there and then set aside
+(``ADDED_RECORDS``): the messages, scores and request bodies must not move.
+
 Left out, because they measure time or the endpoint's order of arrival rather than a result:
 timestamps, latencies, ids, contention, the fake server's prompt-cache figure (it compares a
 prompt with the ones that happened to come before it).
@@ -49,6 +53,21 @@ RESULT_COLUMNS = {
 }
 #: keys of a turn's ``extra_json`` that are timings
 TIMING_KEYS = {"timings", "latency_ms", "ttft_ms", "seconds", "wall_ms", "elapsed_ms"}
+
+
+#: what a record gained after the reference was written, with no result changed (issue 43: the
+#: judge's reminder, the preprocessing guard and the simulator's outcome method and fallback named
+#: as aids, the context limits and what a judge's prompt clipped recorded)
+NEW_AIDS = ("judge_reminder", "preprocessing_guard", "user_outcome", "user_fallback")
+ADDED_RECORDS = {"limits", "clipped", *NEW_AIDS}
+
+
+def _without_added(value):
+    if isinstance(value, dict):
+        return {k: _without_added(v) for k, v in value.items() if k not in ADDED_RECORDS}
+    if isinstance(value, list):
+        return [_without_added(v) for v in value]
+    return value
 
 
 def _without_timings(value):
@@ -109,6 +128,16 @@ def write_reference(path: Path) -> None:
 def test_the_batch_stores_the_same_results_as_before_the_throughput_work(tmp_path):
     reference = json.loads(REFERENCE.read_text())
     now = json.loads(json.dumps(run_batch(tmp_path), sort_keys=True))
+    profile = now["run"]["profile_json"]
+    assert all(profile["aids"][a]["on"] and profile["aids"][a]["version"] for a in NEW_AIDS)
+    assert profile["limits"]["judge_latest_message_chars"] == 3000 and profile["limits"]["max_tokens"]["agent"] == 320
+    judged = [json.loads(j["aids_json"]) if isinstance(j["aids_json"], str) else j["aids_json"]
+              for c in now["conversations"] for j in c["judgments"] if j["kind"] == "agent_helpfulness"]
+    assert judged and all("judge_reminder" in (a or {}) for a in judged)
+    now = _without_added(now)
+    for conversation in now["conversations"]:  # the order reduce_store gives, without the added keys
+        for table in ("turns", "judgments", "llm_calls"):
+            conversation[table].sort(key=lambda r: json.dumps(r, sort_keys=True))
     assert len(now["conversations"]) == 6 and all(c["turns"] for c in now["conversations"])
     assert any(j["kind"] == "agent_helpfulness" for c in now["conversations"] for j in c["judgments"])
     assert now["run"] == reference["run"]

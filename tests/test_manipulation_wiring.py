@@ -38,7 +38,7 @@ async def test_the_judges_read_the_neutralised_messages_only_with_the_defence(de
         assert j.parsed["manipulation_defence"] == {"rules": RULES_VERSION, "spans_removed": 2}
     else:
         assert {k: v for k, v in j.parsed.items() if k not in ("profile", "aids")} == {
-            "reason": "ok", "score": 4, "judge_value": 4}
+            "reason": "ok", "score": 4, "judge_value": 4, "judge_reminder": True}
         assert "manipulation_defence" not in j.parsed["aids"]
     assert history[1].content.endswith(ORDER)  # the conversation itself is never changed
     u = await judges.user_helpfulness(PROBLEM, history[:1], first_turn=True)

@@ -30,7 +30,7 @@ def test_auto_follows_each_aids_role(tmp_path):
     assert strong.on("reply_cap") and strong.on("user_regenerations")  # the agent and user stay embedded
     assert strong.name == "mixed"
     assert strong.value("solved_rules") == "verdict" and strong.value("translation") == "as-is"
-    everything = {r: EXTERNAL_JUDGE for r in ("agent", "user", "judge")}
+    everything = {r: EXTERNAL_JUDGE for r in ("agent", "user", "judge", "extractor")}
     assert resolve_profile(config(tmp_path, roles=everything)).name == "paper"
 
 

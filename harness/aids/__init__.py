@@ -46,6 +46,7 @@ FACE = {
     "reaction": "evidence",
     "FAMILIES": "catalogue",
     "RULE_SETS": "catalogue",
+    "content_version": "versions",
 }
 __all__ = sorted(FACE)
 __getattr__, __dir__ = lazy_face(__name__, FACE)

@@ -6,8 +6,9 @@ agent reply, regenerated user messages) is an *aid*: named here, switchable, ver
 recorded on every judgment and score it shaped. Three profiles (config ``scoring.profile``):
 
 - ``paper``: the published method and nothing else: the judge's own scores, the solved-check
-  as one verdict from the turn history and the latest agent message, the paper's agent prompt,
-  messages judged as written.
+  as one verdict from the turn history and the latest agent message, the paper's agent and
+  preprocessing prompts, messages judged as written, a simulated user that says itself what
+  happened (no outcome decided for it, nothing regenerated or replaced).
 - ``embedded``: every aid on.
 - ``auto`` (default): each aid follows its role; on where that role runs on the embedded
   model, off where it runs on a configured endpoint (the judges' aids follow the judge role,
@@ -52,6 +53,22 @@ AIDS: tuple[Aid, ...] = (
         "the agent's system prompt asks for at most 3 short sentences with one next step"),
     Aid("user_regenerations", "user", "run.user_regenerations", 2, 0, False,
         "a simulated user message that fails a rule check is regenerated (up to 2 times)"),
+    Aid("judge_reminder", "judge", "scoring.judge_reminder", True, False, False,
+        "a reminder after the judged message: text in it that addresses a rater, asks for a score or "
+        "claims the problem is solved is not help and earns nothing"),
+    Aid("preprocessing_guard", "extractor", "scoring.preprocessing_guard", True, False, False,
+        "the extractor's prompts ask for a first-person restatement and a problem stated as a fact "
+        "(a system message, the text between tags, worked examples), and an output that shows an "
+        "answer or solution sign is regenerated once with a stricter prompt; off: the paper's two "
+        "prompts verbatim, one call each"),
+    Aid("user_outcome", "user", "run.user_outcome", "decided", "model", False,
+        "a simulator method: whether the agent's message fixes the hidden cause is decided before "
+        "the reply (the user model's P(yes) and the similarity to the real fix against thresholds; "
+        "a question naming no term of the fix is no fix) and the reply is written under a note "
+        "saying so; off: the user model reads the conversation and says what happened itself"),
+    Aid("user_fallback", "user", "run.user_fallback", True, False, False,
+        "when every draft of a not-fixed reply misleads about the outcome, the first harmless draft "
+        "is sent, else the scripted \"I tried that, but the problem is still there.\""),
 )
 AID_NAMES = tuple(a.name for a in AIDS)
 EMBEDDED_AIDS = {a.name: a.on for a in AIDS}
@@ -108,19 +125,24 @@ class Profile:
         """Names of the aids that are on."""
         return [n for n, s in self.settings.items() if s.on]
 
-    def record(self, versions: dict[str, str]) -> dict:
-        """What a run, a judgment or a score row stores: the profile's name, what was asked, and
-        every aid's value, version (``versions[name]``, when on) and source."""
-        return {"profile": self.name, "requested": self.requested,
-                "aids": {n: {"on": s.on, "value": s.value, "version": versions.get(n) if s.on else None,
-                             "role": s.aid.role, "source": s.source} for n, s in self.settings.items()}}
+    def record(self, versions: dict[str, str], limits: dict[str, Any] | None = None) -> dict:
+        """What a run, a judgment or a score row stores: the profile's name, what was asked,
+        every aid's value, version (``versions[name]``, when on) and source, and the context
+        ``limits`` every profile keeps (clipping and output caps, with the values used)."""
+        record = {"profile": self.name, "requested": self.requested,
+                  "aids": {n: {"on": s.on, "value": s.value, "version": versions.get(n) if s.on else None,
+                               "role": s.aid.role, "source": s.source} for n, s in self.settings.items()}}
+        if limits is not None:
+            record["limits"] = limits
+        return record
 
     def judge_aids(self) -> dict[str, Any]:
         """The judges' aid values as :class:`harness.selfscore.judges.SelfScoreJudges` takes them."""
         return {"solved_method": self.value("solved_rules"),
                 "manipulation_defence": self.value("manipulation_defence"),
                 "other_languages": self.value("translation"),
-                "helpfulness_bounds": self.value("helpfulness_bounds")}
+                "helpfulness_bounds": self.value("helpfulness_bounds"),
+                "judge_reminder": self.value("judge_reminder")}
 
 
 def resolve_profile(config, profile: str | None = None, overrides: dict[str, Any] | None = None) -> Profile:

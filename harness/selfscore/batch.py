@@ -254,8 +254,9 @@ async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWr
     meta = json.loads(row["metadata_json"] or "{}")
     script = json.loads(row.get("script_json") or "{}")
     extractor = runtime.client("extractor")
+    guard = runtime.profile.value("preprocessing_guard")
     summary, calls = await preprocessed_text("summary", pid, row["question"], extractor,
-                                             reader, writer)
+                                             reader, writer, guard=guard)
     solution = thread_solution(row)
     if script.get("problem_statement"):  # a replay keeps the statement its source was judged on
         statement, source = script["problem_statement"], script.get("problem_source") or "task"
@@ -264,7 +265,7 @@ async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWr
     if not statement:
         source = "solution" if solution else "question"
         statement, more = await preprocessed_text("problem", pid, row["question"], extractor,
-                                                  reader, writer, solution=solution)
+                                                  reader, writer, solution=solution, guard=guard)
         calls += more
     writer.update_interaction(iid, summary=summary, problem_statement=statement,
                               problem_source=source)

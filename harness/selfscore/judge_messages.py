@@ -14,11 +14,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import Message
 from harness.selfscore import prompts
-from harness.selfscore.transcript import LABELS, _clip, render_conversation
+from harness.selfscore.transcript import LABELS, _clip, conversation_window, render_conversation
 
 # Opening or closing tags of the prompts' own delimiters, however spaced or cased.
 _DELIMITER_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(prompts.DELIMITER_TAGS) + r")\b)", re.IGNORECASE)
 LATEST_MAX_CHARS = 3000  # the latest message is cut in the middle beyond this (its head and tail kept)
+CONVERSATION_MAX_CHARS = 6000  # the conversation before it: the first message and the latest that fit
 
 
 def escape_judged_text(text: str) -> str:
@@ -28,20 +29,42 @@ def escape_judged_text(text: str) -> str:
     return _DELIMITER_TAG.sub(r"&lt;\1", text)
 
 
-def judge_messages(history: Sequence[Message], task: str) -> list[BaseMessage]:
+def judge_messages(history: Sequence[Message], task: str, reminder: bool = True) -> list[BaseMessage]:
     """The conversation so far, the latest message on its own, then the task.
 
     Judged text is escaped (:func:`escape_judged_text`) and bounded; the task, after it, is the
     only instruction (the instruction hierarchy is stated in ``prompts.JUDGE_SYSTEM``).
+    ``reminder`` (the aid ``judge_reminder``): the latest message is followed by the reminder
+    that text claiming the problem solved or addressing a rater earns nothing.
     """
-    return _judged(history, prompts.LATEST_MESSAGE, task, prompts.JUDGE_SYSTEM)
+    return _judged(history, prompts.LATEST_MESSAGE if reminder else prompts.LATEST_BLOCK, task,
+                   prompts.JUDGE_SYSTEM)
+
+
+def clipping(history: Sequence[Message]) -> dict | None:
+    """What the judge's prompt of ``history`` leaves out, with the limits used: the latest
+    message cut in the middle (its length and the limit), earlier messages cut or omitted from
+    the conversation window; None when the judge reads everything."""
+    if not history:
+        return None
+    *earlier, latest = history
+    out = {}
+    if len(latest.content) > LATEST_MAX_CHARS:
+        out["latest"] = {"chars": len(latest.content), "limit": LATEST_MAX_CHARS}
+    _, omitted = conversation_window(earlier, CONVERSATION_MAX_CHARS)
+    cut = [i for i, m in enumerate(earlier) if len(m.content) > CONVERSATION_MAX_CHARS // 3]
+    if cut:
+        out["earlier_cut"] = {"messages": cut, "limit": CONVERSATION_MAX_CHARS // 3}
+    if omitted:
+        out["earlier_omitted"] = {"messages": omitted, "limit": CONVERSATION_MAX_CHARS}
+    return out or None
 
 
 def _judged(history: Sequence[Message], latest_block: str, task: str, system: str) -> list[BaseMessage]:
     """``system``, then the escaped conversation, its latest message in ``latest_block``
     (formatted with ``label`` and ``text``), and the task last."""
     *earlier, latest = [Message(m.role, escape_judged_text(m.content)) for m in history]
-    text = (render_conversation(earlier) + "\n\n"
+    text = (render_conversation(earlier, CONVERSATION_MAX_CHARS) + "\n\n"
             + latest_block.format(label=LABELS[latest.role], text=_clip(latest.content, LATEST_MAX_CHARS))
             + "\n\n" + task)
     return [SystemMessage(system), HumanMessage(text)]

@@ -18,7 +18,7 @@ from harness.aids.profiles import EMBEDDED_AIDS, PAPER_AIDS
 from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts
 from harness.selfscore.judge_input import JudgeInput
-from harness.selfscore.judge_messages import escape_judged_text, judge_messages, yes_no_messages
+from harness.selfscore.judge_messages import clipping, escape_judged_text, judge_messages, yes_no_messages
 from harness.selfscore.score_reading import read_judgment, score_reading_record
 from harness.selfscore.solved_evidence import EvidenceSolvedCheck
 
@@ -256,18 +256,23 @@ class SelfScoreJudges:
                  manipulation_defence: bool = EMBEDDED_AIDS["manipulation_defence"],
                  other_languages: str = EMBEDDED_AIDS["translation"],
                  helpfulness_bounds: bool = EMBEDDED_AIDS["helpfulness_bounds"],
-                 profile_record: dict | None = None):
+                 profile_record: dict | None = None,
+                 judge_reminder: bool = EMBEDDED_AIDS["judge_reminder"]):
         if solved_method not in SOLVED_METHODS:
             raise ValueError(f"unknown solved-check method {solved_method!r}; one of {SOLVED_METHODS}")
         self.judge = judge
         self.solved_method = solved_method
         self.manipulation_defence = manipulation_defence
         self.helpfulness_bounds = helpfulness_bounds
+        self.judge_reminder = judge_reminder
         self.judge_input = JudgeInput(manipulation_defence, other_languages, judge.client, escape_judged_text)
         self.confirmation = ConfirmationSolvedCheck(judge.client, judge_input=self.judge_input)
-        self.evidence = EvidenceSolvedCheck(judge.client, self.judge_input, confirmation=self.confirmation)
-        self.profile_record = profile_record or _profile_of(solved_method, manipulation_defence,
-                                                            other_languages, helpfulness_bounds, judge.reading)
+        self.evidence = EvidenceSolvedCheck(judge.client, self.judge_input, confirmation=self.confirmation,
+                                            reminder=judge_reminder)
+        self.profile_record = profile_record or _profile_of(
+            {"solved_rules": solved_method, "manipulation_defence": manipulation_defence,
+             "translation": other_languages, "helpfulness_bounds": helpfulness_bounds,
+             "judge_reminder": judge_reminder}, judge.reading)
 
     def _traced(self, judgment: Judgment) -> Judgment:
         """``judgment`` with the profile and the aids that shaped it (their versions) in ``parsed``."""
@@ -287,6 +292,8 @@ class SelfScoreJudges:
             aids["helpfulness_bounds"] = {"version": bounds.get("rules_version"),
                                           "rules": bounds.get("rule_ids", bounds.get("rules", [])),
                                           "moved": parsed.get("judge_value") != parsed.get("score")}
+        if parsed.get("judge_reminder") and "judge_reminder" in versions:  # its prompt ended with the reminder
+            aids["judge_reminder"] = {"version": versions["judge_reminder"], "moved": None}
         if parsed.get("method") == "evidence":
             aids["solved_rules"] = {"version": versions.get("solved_rules"), "rules": parsed.get("rule_ids", []),
                                     "moved": parsed.get("judge_value") != parsed.get("solved"),
@@ -303,12 +310,20 @@ class SelfScoreJudges:
             view = await self.judge_input.view(history)
         except Exception as exc:
             return _failed_view(kind, self.judge.client.model_name, exc)
+        reminder = self.judge_reminder
         if bounds_of is not None and self.judge.reads_probabilities:  # a score: read, not sampled
-            judgment = await self.judge.read(kind, {None: judge_messages(view.messages, view.task(prompts.score_only(task)))})
+            judgment = await self.judge.read(kind, {None: judge_messages(
+                view.messages, view.task(prompts.score_only(task)), reminder)})
         else:
-            judgment = await self.judge.judge(kind, judge_messages(view.messages, view.task(task)), verdict, value_of)
+            judgment = await self.judge.judge(kind, judge_messages(view.messages, view.task(task), reminder),
+                                              verdict, value_of)
         if judgment.ok and judgment.parsed is not None:
             judgment.parsed = {**judgment.parsed, "judge_value": judgment.value}  # always kept
+            if reminder:
+                judgment.parsed["judge_reminder"] = True
+            clipped = clipping(view.messages)
+            if clipped:  # what the judge did not read, with the limits used
+                judgment.parsed["clipped"] = clipped
         if bounds_of is not None and self.helpfulness_bounds and judgment.ok and self.judge_input.rules_can_read(view):
             # the rules read the conversation as the judge did (neutralised, or its English translation)
             bounds = bounds_of(view.latest, view.messages)
@@ -347,12 +362,9 @@ class SelfScoreJudges:
         return self._traced(judgment)
 
 
-def _profile_of(solved_method: str, manipulation_defence: bool, other_languages: str,
-                helpfulness_bounds: bool, score_reading: str) -> dict:
+def _profile_of(values: dict, score_reading: str) -> dict:
     """A profile record for judges built without one (sanity sets, tests): the judges' aids as
-    given, the other roles' left out."""
-    values = {"solved_rules": solved_method, "manipulation_defence": manipulation_defence,
-              "translation": other_languages, "helpfulness_bounds": helpfulness_bounds}
+    given (aid name -> value), the other roles' left out."""
     on = {n: v != PAPER_AIDS[n] for n, v in values.items()}
     name = "paper" if not any(on.values()) else "embedded" if all(
         v == EMBEDDED_AIDS[n] for n, v in values.items()) else "mixed"

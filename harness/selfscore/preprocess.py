@@ -151,10 +151,15 @@ PROBLEM_RETRY = (
 
 
 def extraction_messages(kind: str, question: str, solution: str | None = None,
-                        stricter: bool = False) -> list[BaseMessage]:
+                        stricter: bool = False, guard: bool = True) -> list[BaseMessage]:
     """The extractor's prompt for the ``summary`` or the ``problem`` of a question; the
     problem is extracted from the thread's ``solution`` where there is one (the paper's way).
-    ``stricter``: the regeneration prompt after a flagged first attempt."""
+    ``stricter``: the regeneration prompt after a flagged first attempt. ``guard`` off (the
+    paper): the paper's prompt verbatim, one user message, the text appended as it is."""
+    if not guard:
+        text = (prompts.PAPER_SUMMARY_PROMPT.format(question=question) if kind == "summary"
+                else prompts.PAPER_PROBLEM_PROMPT.format(post=solution or question))
+        return [HumanMessage(text)]
     if kind == "summary":
         system, template, retry = prompts.SUMMARY_SYSTEM, prompts.SUMMARY_PROMPT, SUMMARY_RETRY
     elif solution:
@@ -205,14 +210,15 @@ class Extraction:
 
 async def extract(kind: str, question: str, extractor: RoleClient,
                   solution: str | None = None, guard: bool = True) -> Extraction:
-    """The ``summary`` or ``problem`` of a question from the extractor (no cache): a first
-    attempt flagged by :func:`check_signs` is regenerated once with the stricter prompt,
-    whose text is used unless it is empty.
+    """The ``summary`` or ``problem`` of a question from the extractor (no cache). With the
+    ``guard`` (the aid ``preprocessing_guard``): the harness's prompts, and a first attempt
+    flagged by :func:`check_signs` is regenerated once with the stricter prompt, whose text is
+    used unless it is empty; without it: the paper's prompt, one call, its text as it is.
 
     Raises:
         RuntimeError: the extractor returned nothing usable.
     """
-    raw, call = await extractor.complete(extraction_messages(kind, question, solution),
+    raw, call = await extractor.complete(extraction_messages(kind, question, solution, guard=guard),
                                          f"extractor:{kind}")
     result = Extraction(clean(raw), [raw], calls=[call])
     signs = check_signs(kind, result.text) if guard and result.text else []
@@ -229,16 +235,35 @@ async def extract(kind: str, question: str, extractor: RoleClient,
     return result
 
 
+def guard_version() -> str:
+    """The version of the aid ``preprocessing_guard``: a hash of the harness's preprocessing
+    prompts, the retry prompts and the signs that flag an output."""
+    from harness.aids import content_version
+    return content_version(
+        "guard", prompts.SUMMARY_SYSTEM, prompts.SUMMARY_PROMPT, prompts.PROBLEM_SYSTEM, prompts.PROBLEM_PROMPT,
+        prompts.PROBLEM_FROM_SOLUTION_PROMPT, SUMMARY_RETRY, PROBLEM_RETRY, _ANSWER_SIGNS, _SOLUTION_SIGNS,
+        {"problem_max_words": PROBLEM_MAX_WORDS}, list(PAPER_EXAMPLES))
+
+
+def paper_preprocessing_version() -> str:
+    """What a preprocessing row of the paper's prompts records as its prompt version (a hash of
+    the two texts): the cache never mixes them with the guarded prompts' outputs."""
+    from harness.aids import content_version
+    return content_version("paper-pre", prompts.PAPER_SUMMARY_PROMPT, prompts.PAPER_PROBLEM_PROMPT)
+
+
 async def preprocessed_text(kind: str, problem_id: str, question: str, extractor: RoleClient,
                             reader: StoreReader, writer: StoreWriter,
-                            solution: str | None = None) -> tuple[str, list[LLMCall]]:
-    """The ``summary`` or ``problem`` text of a problem, from the cache or :func:`extract`."""
-    model, version = extractor.model_name, prompts.PROMPT_VERSION
+                            solution: str | None = None, guard: bool = True) -> tuple[str, list[LLMCall]]:
+    """The ``summary`` or ``problem`` text of a problem, from the cache or :func:`extract`
+    (cached per prompt version: the guarded prompts' and the paper's apart)."""
+    model = extractor.model_name
+    version = prompts.PROMPT_VERSION if guard else paper_preprocessing_version()
     cached = reader.preprocessing(problem_id, kind, model, version)
     if cached is not None:
         return cached, []
     try:
-        result = await extract(kind, question, extractor, solution)
+        result = await extract(kind, question, extractor, solution, guard=guard)
     except RuntimeError:
         raise RuntimeError(f"The extractor returned an empty {kind} for problem {problem_id}.") from None
     writer.put_preprocessing({"problem_id": problem_id, "kind": kind, "model": model,

@@ -37,6 +37,15 @@ from __future__ import annotations
 # and the reason asked after a read score (harness.selfscore.score_reading.REASON_ASK)
 PROMPT_VERSION = "selfscore-p13"
 
+# --- preprocessing, as the paper sends it (profile paper; aid preprocessing_guard off) ---------
+# The paper's two prompts verbatim (docs/selfscore.md quotes the paper), the text appended after
+# them as the paper's <Question> / <Problem> placeholders stand; no system message, no tags. The
+# paper extracts the problem "from the posting's solution": the post is the thread's solution
+# where there is one, else the question.
+PAPER_SUMMARY_PROMPT = "Dumb this question down and summarize it in one or two sentence(s): {question}"
+PAPER_PROBLEM_PROMPT = ('Extract a problem statement from this post. For example, "The computer is not '
+                        'plugged in", or "The DNS servers are down". Respond with only the problem: {post}')
+
 # --- preprocessing (the paper's prompts, plus a guard against answering) ----------------------
 # The paper's prompts verbatim made Qwen2.5-Coder-1.5B answer the question instead of
 # summarizing it ("are all https sites legitimate?" -> "No, not all HTTPS sites are

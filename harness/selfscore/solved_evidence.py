@@ -45,9 +45,10 @@ class EvidenceSolvedCheck:
     (the latest, or the previous one the user accepted) is judged to fix the problem."""
 
     def __init__(self, client: RoleClient, judge_input: JudgeInput, threshold: float = ANSWER_THRESHOLD,
-                 embedder=None, confirmation=None):
+                 embedder=None, confirmation=None, reminder: bool = True):
         self.client = client
         self.judge_input = judge_input
+        self.reminder = reminder  # the aid judge_reminder after the judged answer
         self.threshold = threshold
         self._embedder = embedder
         # the confirmation check (its rule vetoes, then two Yes/No questions) reads a reported result
@@ -74,7 +75,8 @@ class EvidenceSolvedCheck:
         record: dict = {"index": index}
         for key, question in QUESTIONS:  # the same prompt up to the question: the second reuses its cache
             p, _, call = await ask_yes_no(self.client, judge_messages(
-                seen[:index + 1], question.format(problem=statement, reference=reference)), f"judge:solved:{key}")
+                seen[:index + 1], question.format(problem=statement, reference=reference), self.reminder),
+                f"judge:solved:{key}")
             calls.append(call)
             record[f"p_{key}"] = round(p, 4)
         p = (record["p_q1"] + record["p_q2"]) / 2

@@ -337,7 +337,8 @@ class _Judging:
         extractor = self.runtime.client("extractor")  # a configuration error is raised
         try:
             async with self.slots:
-                result = await extract(kind, question, extractor, solution)
+                result = await extract(kind, question, extractor, solution,
+                                       guard=self.runtime.profile.value("preprocessing_guard"))
         except Exception as exc:  # recorded as a failed judgment, never defaulted
             return None, f"{type(exc).__name__}: {exc}"[:500]
         return result.text, None

@@ -22,15 +22,18 @@ from harness.simuser import personas, prompts
 from harness.simuser.fix_terms import asks_only, shared_fix_terms
 
 _ROLE_PREFIX = re.compile(r"^\s*(user|person|me|customer|agent|assistant)\s*:\s*", re.I)
+OUTCOME_SOLUTION_CHARS = 1500  # the real fix in the outcome question, cut in the middle beyond this
+OUTCOME_AGENT_CHARS = 3000     # the agent's message in the outcome question, likewise
+OUTCOME_METHODS = ("decided", "model")
 
 
 def outcome_messages(problem: Problem, agent_message: str) -> list[BaseMessage]:
     """The Yes/No question: does the agent's latest message fix the hidden true problem?"""
-    solution = (prompts.USER_OUTCOME_SOLUTION.format(solution=escape_judged_text(_clip(problem.solution, 1500)))
-                if problem.solution else "")
+    solution = (prompts.USER_OUTCOME_SOLUTION.format(
+        solution=escape_judged_text(_clip(problem.solution, OUTCOME_SOLUTION_CHARS))) if problem.solution else "")
     text = prompts.USER_OUTCOME.format(
         problem=escape_judged_text(problem.problem_statement or problem.question),
-        solution_block=solution, agent=escape_judged_text(_clip(agent_message, 3000)))
+        solution_block=solution, agent=escape_judged_text(_clip(agent_message, OUTCOME_AGENT_CHARS)))
     return [SystemMessage(YES_NO_SYSTEM), HumanMessage(text)]
 
 
@@ -69,7 +72,12 @@ class SimulatedUser:
                  max_regenerations: int = EMBEDDED_AIDS["user_regenerations"],
                  fix_threshold: float = FIX_THRESHOLD,
                  embedder=None, with_terms: float = FIX_THRESHOLD_WITH_TERMS,
-                 without_terms: float = FIX_THRESHOLD_WITHOUT_TERMS):
+                 without_terms: float = FIX_THRESHOLD_WITHOUT_TERMS,
+                 outcome: str = EMBEDDED_AIDS["user_outcome"], fallback: bool = EMBEDDED_AIDS["user_fallback"]):
+        if outcome not in OUTCOME_METHODS:
+            raise ValueError(f"unknown simulated-user outcome method {outcome!r}; one of {OUTCOME_METHODS}")
+        self.outcome_method = outcome
+        self.fallback = fallback
         self.client = client
         self.judge = judge
         self.max_regenerations = max_regenerations
@@ -133,33 +141,65 @@ class SimulatedUser:
         return (msg.content if isinstance(msg.content, str) else str(msg.content)), call
 
     async def respond(self, problem: Problem, history: Sequence[Message], turn_index: int) -> Reply:
-        """The user's message of turn ``turn_index``: the question on turn 1; later, the
-        :meth:`outcome` of the agent's last message decides fixed or not and the reply is drafted
-        to say so, regenerated while a draft breaks a check (``harness.simuser.checks``).
-        The decision, every draft and its violations are in ``extra['simulator']``.
+        """The user's message of turn ``turn_index``: the question on turn 1; later, with the
+        outcome method ``decided``, the :meth:`outcome` of the agent's last message decides fixed
+        or not and the reply is drafted to say so; with ``model`` (the paper's LLM user) the
+        model reads the conversation and says what happened itself. A draft that breaks a check
+        (``harness.simuser.checks``) is regenerated up to ``max_regenerations`` times. The
+        decision, every draft and its violations are in ``extra['simulator']``.
 
         A persona other than cooperative (``problem.persona``, ``harness.simuser.personas``)
         plans the turn after the decision: the act its schedule picks changes the note (and,
         for a mistaken claim, the outcome the reply reports), the checks relax what the act
         allows, and ``extra['simulator']['persona']`` records it; an impatient user's ``ends``
-        returns ``Reply(None)`` (the conversation ends, ``user_ended``)."""
+        returns ``Reply(None)`` (the conversation ends, ``user_ended``).
+
+        Raises:
+            ValueError: a persona other than cooperative without a decided outcome (its
+                schedule plans on the outcome).
+        """
         persona = personas.persona(problem.persona)
         if turn_index == 1 or not history:
             return Reply(problem.question)
+        if self.outcome_method == "model" and persona.schedule is not None:
+            raise ValueError(f"the {persona.name!r} persona plans its replies on a decided outcome; "
+                             "run it with the simulator method user_outcome=decided "
+                             "(--aid user_outcome=on), or with the cooperative persona")
         calls: list[LLMCall] = []
         agent_message = history[-1].content if history[-1].role == "agent" else ""
-        fixed, decision, call = await self.outcome(problem, agent_message)
-        calls.append(call)
+        if self.outcome_method == "decided":
+            fixed, decision, call = await self.outcome(problem, agent_message)
+            calls.append(call)
+            decided = {"outcome": "fixed" if fixed else "not_fixed", **decision,
+                       "fix_threshold": decision["threshold"]}
+        else:
+            fixed, decided = None, {"outcome": None, "decided_by": "model"}
         plan = persona.plan(problem, history, fixed)
         if plan is not None and plan.ends:
-            return Reply(None, calls, {"simulator": {"outcome": "fixed" if fixed else "not_fixed", **decision,
-                                                     "persona": plan.record}})
+            return Reply(None, calls, {"simulator": {**decided, "persona": plan.record}})
         reply_fixed = fixed if plan is None else plan.fixed
         facts = prompts.USER_FACTS_WITHHELD if plan is not None and plan.hide_facts else _facts_block(problem)
         system = prompts.GROUNDED_USER_SYSTEM.format(question=escape_judged_text(problem.question), facts=facts)
         chat = as_chat(window(history), "user")
-        note = (prompts.USER_FIXED if fixed else prompts.USER_NOT_FIXED) if plan is None else plan.note
-        chat[-1] = HumanMessage(f"{chat[-1].content}\n\n{note}")
+        if fixed is not None:  # the reply is written under the decided outcome
+            note = (prompts.USER_FIXED if fixed else prompts.USER_NOT_FIXED) if plan is None else plan.note
+            chat[-1] = HumanMessage(f"{chat[-1].content}\n\n{note}")
+        text, attempts = await self._drafts(problem, history, system, chat, reply_fixed, plan, calls)
+        simulator = {**decided, "attempts": attempts, "regenerations": len(attempts) - 1,
+                     "violations": sorted({v["kind"] for a in attempts for v in a["violations"]}),
+                     "unresolved": bool(attempts[-1]["violations"])}
+        if self.fallback and attempts[-1]["violations"] and reply_fixed is False:
+            text, fallback = _honest_not_fixed(attempts, text)
+            if fallback:
+                simulator["fallback"] = fallback
+        if plan is not None:
+            simulator["persona"] = plan.record
+        return Reply(text, calls, {"simulator": simulator})
+
+    async def _drafts(self, problem: Problem, history: Sequence[Message], system: str, chat: list,
+                      reply_fixed: bool | None, plan, calls: list[LLMCall]) -> tuple[str, list[dict]]:
+        """Draft the reply, check it, and draft again (saying why) while a check fails, up to
+        ``max_regenerations`` times; the last text and every attempt with its checks."""
         attempts: list[dict] = []
         text = ""
         for attempt in range(self.max_regenerations + 1):
@@ -185,19 +225,7 @@ class SimulatedUser:
             attempts.append({"text": text, "violations": violations, "checks": checks})
             if not violations:
                 break
-        fallback = None
-        if attempts[-1]["violations"] and not reply_fixed:
-            text, fallback = _honest_not_fixed(attempts, text)
-        simulator = {"outcome": "fixed" if fixed else "not_fixed", **decision,
-                     "fix_threshold": decision["threshold"], "attempts": attempts,
-                     "regenerations": len(attempts) - 1,
-                     "violations": sorted({v["kind"] for a in attempts for v in a["violations"]}),
-                     "unresolved": bool(attempts[-1]["violations"])}
-        if fallback:
-            simulator["fallback"] = fallback
-        if plan is not None:
-            simulator["persona"] = plan.record
-        return Reply(text, calls, {"simulator": simulator})
+        return text, attempts
 
 
 # kinds of violation after which a not-fixed reply must not be sent: it would end the
@@ -224,6 +252,24 @@ def _honest_not_fixed(attempts: list[dict], text: str) -> tuple[str, str | None]
         if not misleading(a):
             return a["text"], "an earlier draft"
     return NOT_FIXED_FALLBACK, "scripted"
+
+
+def outcome_version() -> str:
+    """The version of the simulator method ``decided``: a hash of its outcome question, the
+    notes the reply is written under, the thresholds, the limits and the fix-term rules."""
+    from harness.aids import FIX_TERMS, TEXT, content_version
+    return content_version(
+        "outcome", prompts.USER_OUTCOME, prompts.USER_OUTCOME_SOLUTION, prompts.USER_FIXED, prompts.USER_NOT_FIXED,
+        {"with_terms": FIX_THRESHOLD_WITH_TERMS, "without_terms": FIX_THRESHOLD_WITHOUT_TERMS,
+         "no_solution": FIX_THRESHOLD, "solution_chars": OUTCOME_SOLUTION_CHARS,
+         "agent_chars": OUTCOME_AGENT_CHARS}, FIX_TERMS, TEXT)
+
+
+def fallback_version() -> str:
+    """The version of the aid ``user_fallback``: a hash of the scripted line and the kinds of
+    violation that make a draft misleading."""
+    from harness.aids import content_version
+    return content_version("fallback", NOT_FIXED_FALLBACK, sorted(_MISLEADING))
 
 
 class ScriptedUser:
