@@ -112,17 +112,17 @@ def test_ubuntu_irc_builtin_sets_load_by_name():
 
 def test_agent_reply_bound_is_a_setting_and_zero_keeps_the_papers_prompt(tmp_path):
     from harness.compose import Runtime
-    from harness.agents import prompts
     from tests.fakes import default_responder, fake_factory
+    from tests.test_paper_profile import PAPER_AGENT  # the paper's words, not the module's constant
     bounded = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite")}),
                       fake_factory(default_responder()))
     verbatim = Runtime(load_config(overrides={"store": str(tmp_path / "s.sqlite"),
                                               "run": {"agent_reply_sentences": 0}}),
                        fake_factory(default_responder()))
     try:
-        assert bounded.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM + (
+        assert bounded.llm_agent("plain").system_prompt == PAPER_AGENT + (
             " Answer in at most 3 short sentences. Give only the one most likely next step, never a numbered list.")
-        assert verbatim.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM
+        assert verbatim.llm_agent("plain").system_prompt == PAPER_AGENT
     finally:
         bounded.close()
         verbatim.close()

@@ -46,12 +46,14 @@ def test_a_setting_overrides_the_profile_aid_by_aid(tmp_path):
 
 def test_the_paper_profile_is_the_papers_agent_prompt(tmp_path):
     from harness.compose import Runtime
-    from harness.agents import prompts
+    from tests.test_paper_profile import PAPER_AGENT  # the paper's words, not the module's constant
     with Runtime(config(tmp_path, scoring={"profile": "paper"}), fake_factory(default_responder())) as rt:
-        assert rt.llm_agent("plain").system_prompt == prompts.AGENT_SYSTEM
-        assert rt.simulated_user().max_regenerations == 0
+        assert rt.llm_agent("plain").system_prompt == PAPER_AGENT
+        user = rt.simulated_user()
+        assert (user.max_regenerations, user.outcome_method, user.fallback) == (0, "model", False)
     with Runtime(config(tmp_path), fake_factory(default_responder())) as rt:
-        assert rt.llm_agent("plain").system_prompt == prompts.agent_system(3)
+        assert rt.llm_agent("plain").system_prompt == PAPER_AGENT + (
+            " Answer in at most 3 short sentences. Give only the one most likely next step, never a numbered list.")
 
 
 def _scores_everything_8(role):
