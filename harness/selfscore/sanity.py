@@ -131,8 +131,10 @@ class _CaseJudge:
             except Exception as exc:  # a failed call is a failed case, reported
                 return Verdict(case["id"], case["fixed"], None, str(exc)[:80]), None
         sim = reply.extra["simulator"]
-        decided = Verdict(case["id"], case["fixed"], sim["outcome"] == "fixed", f"P(fix)={sim['p_fix']:.2f}")
         said = Verdict(case["id"], case["fixed"], claims_success(reply.text or ""), (reply.text or "")[:90])
+        if sim.get("outcome") is None:  # user_outcome=model (the paper's user): what it says is its decision
+            return Verdict(case["id"], case["fixed"], said.got, "no outcome decided: the reply's own claim"), said
+        decided = Verdict(case["id"], case["fixed"], sim["outcome"] == "fixed", f"P(fix)={sim['p_fix']:.2f}")
         return decided, said
 
     async def persona_case(self, case: dict) -> PersonaCase:
