@@ -41,7 +41,24 @@ def sanity_texts() -> list[tuple[str, str]]:
 
 
 def test_the_sanity_sets_are_all_there():
-    assert len(sanity_texts()) > 150
+    """Every case of every sanity set, and every message of each, is among the texts checked
+    below: a set left out, or a case read only in part (its problem but not its conversation),
+    fails here."""
+    texts = sanity_texts()
+    where = {w for w, _ in texts}
+    read = [t for _, t in texts]
+    assert {f"helpfulness {i} [{j}]" for i in range(len(HELPFULNESS_PAIRS)) for j in (0, 1)} <= where
+    assert {f"complexity {i} [{j}]" for i in range(len(COMPLEXITY_PAIRS)) for j in (0, 1)} <= where
+    families = {"solved": solved_cases(), "outcome": outcome_cases(), "turn": turn_helpfulness_cases()}
+    for family, cases in families.items():
+        assert cases, family
+        for case in cases:
+            assert f"{family} {case['id']} problem" in where or f"{family} {case['id']} helpful" in where, case["id"]
+            assert all(m["content"] in read for m in case.get("conversation", [])), (family, case["id"])
+    assert all(f"outcome {c['id']} {k}" in where for c in outcome_cases() for k in ("solution", "question", "agent"))
+    assert all(text in read for _, messages in STABILITY_CASES for _, text in messages)
+    # a user's confirmation inside a solved-check conversation (not only its problem) is read
+    assert "chmod 600 did it, I can log in with my key now." in read
 
 
 @pytest.mark.parametrize("where,text", sanity_texts(), ids=lambda v: v if len(v) < 40 else None)

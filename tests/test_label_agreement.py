@@ -154,12 +154,54 @@ def test_conversations_are_resampled_as_clusters_so_alike_turns_widen_the_interv
     assert summary["spearman_rho"] == pytest.approx(by_turn["spearman_rho"])  # the point estimate is the same
     assert _width(summary["spearman_ci"]) > 1.5 * _width(by_turn["spearman_ci"])
     assert _width(summary["kendall_ci"]) > 1.5 * _width(by_turn["kendall_ci"])
-    # one turn per conversation: the clusters are the pairs, and the intervals are the same
-    single = _conversations(40, 1)
-    one = agreement_summary(single)["agent_helpfulness"]["aided"]
-    plain = rank_agreement([(r["scored_turns"][0]["labels"]["agent_helpfulness"], r["scored_turns"][0]["agent_helpfulness"])
-                            for r in single])
-    assert one["spearman_ci"] == pytest.approx(plain["spearman_ci"])
+
+
+def _independent_turns(n_conversations, turns_each, seed=3):
+    """Scored rows whose turns are drawn one by one: nothing ties a conversation's turns together."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(n_conversations):
+        turns = []
+        for _ in range(turns_each):
+            label = int(rng.integers(0, 3))
+            turns.append({"user": "u", "agent": "a", "solved": False,
+                          "agent_helpfulness": int(np.clip(2 + 3 * label + rng.integers(-4, 5), 1, 10)),
+                          "labels": {"agent_helpfulness": label, "labelled_by": "maintainers"}})
+        rows.append({"id": f"c{c}", "split": "heldout", "labels": {}, "scored_turns": turns})
+    return rows
+
+
+def test_clustering_widens_the_interval_only_where_turns_are_alike():
+    """The widening above comes from turns that repeat each other, not from resampling in
+    clusters as such: with turns drawn independently, the conversation interval is about as wide
+    as the turn one (a bootstrap that widened every interval would fail here)."""
+    rows = _independent_turns(12, 6)
+    summary = agreement_summary(rows, "heldout")["agent_helpfulness"]["aided"]
+    by_turn = rank_agreement([(t["labels"]["agent_helpfulness"], t["agent_helpfulness"])
+                              for r in rows for t in r["scored_turns"]])
+    assert summary["bootstrap"]["clusters"] == 12 and by_turn["bootstrap"]["clusters"] == 72
+    assert 0.5 < _width(summary["spearman_ci"]) / _width(by_turn["spearman_ci"]) < 1.3  # alike turns: > 1.5
+
+
+def test_an_interval_holds_its_estimate_and_narrows_with_more_conversations():
+    few, many = (agreement_summary(_conversations(n, 3), "heldout")["agent_helpfulness"]["aided"] for n in (12, 96))
+    for r in (few, many):
+        assert r["spearman_ci"][0] <= r["spearman_rho"] <= r["spearman_ci"][1]
+        assert r["kendall_ci"][0] <= r["kendall_tau"] <= r["kendall_ci"][1]
+    # 8 times the conversations: about sqrt(8) = 2.8 times narrower
+    assert _width(many["spearman_ci"]) < 0.6 * _width(few["spearman_ci"])
+
+
+def test_solved_accuracy_and_kappa_by_hand():
+    """8 conversations: 3 solved right, 1 missed, 3 unsolved right, 1 called solved. Accuracy
+    6/8; both raters say yes half the time, so chance agreement is 0.5 and kappa (0.75 - 0.5) /
+    (1 - 0.5) = 0.5."""
+    pairs = [(True, True)] * 3 + [(True, False)] + [(False, False)] * 3 + [(False, True)]
+    a = binary_agreement(pairs)
+    assert a["accuracy"] == pytest.approx(0.75) and a["cohen_kappa"] == pytest.approx(0.5)
+    assert (a["classes"]["yes"]["right"], a["classes"]["no"]["right"]) == (3, 3)
+    assert a["confusion"] == {"human yes / judge yes": 3, "human yes / judge no": 1,
+                              "human no / judge yes": 1, "human no / judge no": 3}
 
 
 def test_the_shared_bootstrap_is_the_trials_one():
@@ -247,4 +289,6 @@ def test_a_bad_label_source_is_a_clear_error_and_a_missing_one_is_unknown(tmp_pa
 def test_the_solved_kappa_has_a_conversation_interval():
     pairs = [(True, True)] * 6 + [(False, False)] * 5 + [(True, False), (False, True)]
     a = binary_agreement(pairs)
+    # by hand: observed 11/13, chance (7/13)^2 + (6/13)^2 = 85/169, kappa (143 - 85) / (169 - 85) = 58/84
+    assert a["cohen_kappa"] == pytest.approx(58 / 84)
     assert a["kappa_ci"][0] < a["cohen_kappa"] < a["kappa_ci"][1] and a["kappa_bootstrap"]["clusters"] == 13

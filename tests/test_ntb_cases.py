@@ -1,12 +1,14 @@
 """NoisyToolBench cases: loading, ToolBench naming, tool schemas, argument normalisation."""
+import hashlib
 import json
 import re
+import shutil
 from collections import Counter
 
 import pytest
 
 from harness.ntb.arguments import ArgumentsError, canonical_arguments, normalise_arguments, parse_arguments
-from harness.ntb.cases import (CATEGORIES, DATA_DIR, CaseError, api_specs, case_key, data_sha256, load_case, load_cases,
+from harness.ntb.cases import (CATEGORIES, CATEGORY_NAMES, DATA_DIR, CaseError, api_specs, case_key, data_sha256, load_case, load_cases,
                                openai_tools, resolve_api_name)
 from harness.ntb.toolbench import api_callable_name, parameter_name, standardize
 
@@ -193,9 +195,66 @@ def test_parse_arguments_repairs_and_rejects():
         normalise_arguments("[1]")
 
 
-def test_categories_constant():
-    assert CATEGORIES == ("IMKI", "IMR", "IwE", "IBTC")
+def test_the_categories_are_the_shipped_case_files_in_load_order(cases):
+    """A case file added, removed or renamed without CATEGORIES (or the other way round) fails."""
+    case_files = {p.stem for p in DATA_DIR.glob("*.json")} - {"recorded_observations"}
+    assert case_files == set(CATEGORIES) and set(CATEGORY_NAMES) == set(CATEGORIES)
+    assert list(dict.fromkeys(c.category for c in cases)) == list(CATEGORIES)
 
 
-def test_data_sha256_is_stable():
-    assert data_sha256() == data_sha256() and len(data_sha256()) == 64
+def _source_checksums() -> dict[str, str]:
+    """The case files' sha256 as SOURCE.md records them ("<hex>  <file>" lines)."""
+    text = (DATA_DIR / "SOURCE.md").read_text(encoding="utf-8")
+    return {name: digest for digest, name in re.findall(r"^([0-9a-f]{64})  (\S+)$", text, re.M)}
+
+
+def test_the_case_files_are_the_ones_source_md_records():
+    """Each case file's bytes hashed here, against the checksum SOURCE.md records for it: a case
+    file changed without its recorded hash changing fails."""
+    recorded = _source_checksums()
+    assert set(recorded) == {f"{c}.json" for c in CATEGORIES}
+    for name, digest in recorded.items():
+        assert hashlib.sha256((DATA_DIR / name).read_bytes()).hexdigest() == digest, name
+
+
+def _recipe_sha256(folder) -> str:
+    """data_sha256's documented recipe, written again here: each file's relative path, NUL, bytes,
+    NUL, in sorted path order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@pytest.fixture
+def data_copy(tmp_path, monkeypatch):
+    """A copy of the shipped data that data_sha256 reads instead (its cache cleared around)."""
+    import harness.ntb.cases as cases_module
+    copy = tmp_path / "noisytoolbench"
+    shutil.copytree(DATA_DIR, copy)
+    data_sha256.cache_clear()
+    monkeypatch.setattr(cases_module, "DATA_DIR", copy)
+    yield copy
+    data_sha256.cache_clear()
+
+
+def test_the_run_records_the_hash_of_every_shipped_file():
+    from harness.ntb.batch import scoring_data_sha
+    assert data_sha256() == _recipe_sha256(DATA_DIR) == scoring_data_sha()
+
+
+@pytest.mark.parametrize("change", ["one case byte", "one observation byte", "a file renamed", "a file added"])
+def test_any_change_to_the_data_changes_its_hash(data_copy, change):
+    shipped = _recipe_sha256(DATA_DIR)
+    assert data_sha256() == shipped  # the copy, byte for byte
+    data_sha256.cache_clear()
+    if change in ("one case byte", "one observation byte"):
+        path = data_copy / ("IMKI.json" if change == "one case byte" else "recorded_observations.json")
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        path.write_bytes(bytes(data))
+    elif change == "a file renamed":
+        (data_copy / "LICENSE").rename(data_copy / "LICENCE")
+    else:
+        (data_copy / "notes.txt").write_text("")
+    assert data_sha256() != shipped and data_sha256() == _recipe_sha256(data_copy)

@@ -88,10 +88,13 @@ async def _sanity(runtime, pairs: int, solved: int | None = None, outcome: int |
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """``deskbench runs``: print a line per stored run (id, kind, status, completed/total, dataset,
-    method profile, created); returns 0."""
+    method profile, created) and, under a run with a solved-check, its solved rate with what the
+    solved-check is measured to recognise (:func:`harness.study.trust_short`); returns 0."""
+    from harness.study import trust_short
     from store import StoreReader
     config = build_config(args)
-    rows = StoreReader(config.store).runs()
+    reader = StoreReader(config.store)
+    rows = reader.runs()
     if not rows:
         out.print(f"No runs in {config.store}.")
     for r in rows:
@@ -100,6 +103,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
         out.print(f"{r['id']}  {r['kind']}  {r['status']}  {r['n_completed']}/{r['n_interactions']} "
                   f"interactions{f' ({trials} trials per task)' if trials > 1 else ''}  "
                   f"dataset={r['dataset']}  profile={profile}  created={r['created_at']}", highlight=False)
+        if "noisytoolbench" not in r["kind"]:  # NoisyToolBench has no solved-check
+            solved = [bool(s["figures"].get("solved")) for s in reader.scores(r["id"])]
+            rate = f"solved {sum(solved)}/{len(solved)} ({sum(solved) / len(solved):.0%})" if solved else "solved n/a"
+            out.print(f"    {rate}; {trust_short(r)}", highlight=False)
     return 0
 
 

@@ -29,6 +29,8 @@ FACE = {
     "run_distributions_png": "report_plots",
     "trial_lines": "trial_report",
     "trial_summary": "trials",
+    "trust_line": "solved_check_trust",
+    "trust_short": "solved_check_trust",
     "turn_agent_extra": "agent_report",
     "voice_lines": "voice_report",
     "write_csv": "export",

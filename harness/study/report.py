@@ -9,6 +9,7 @@ from harness.selfscore.scoring import summarize
 from harness.study.agent_report import NOT_REPORTED, agent_figures, agent_lines
 from harness.study.conversation_report import conversation_lines
 from harness.study.profile_report import profile_lines
+from harness.study.solved_check_trust import trust_line
 from harness.study.trial_report import persona_lines, trial_lines
 from harness.study.statistics import bootstrap_ci
 from harness.study.usage_report import usage_lines
@@ -61,6 +62,8 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
     lines.append("| mean_final_score 95% CI (bootstrap over interactions) | "
                  + (f"[{_fmt(ci['low'])}, {_fmt(ci['high'])}] |" if ci["low"] is not None
                     else f"n/a ({ci['reason']}) |"))
+    if "solved_rate" in summary:
+        lines += ["", trust_line(run)]
     lines += conversation_lines(reader, run_id)
     lines += agent_lines(reader, run_id, agent) if agent else []
     if failed:
