@@ -27,7 +27,6 @@ judgment stores the ids of the rules that set its band and :data:`RULES_VERSION`
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -37,10 +36,10 @@ from harness.aids.data_bounds import (ACK, ASKS, BANDS, DETAIL, ELSEWHERE, HB, H
 from harness.aids.data_text import QUOTED, TECHNICAL
 from harness.aids.rules import Hit
 from harness.aids.text import copied_fraction, plain_words, utterance_words, without_addresses
+from harness.aids.text import sentences as split_sentences
 
 #: the content-hash version of every rule, word list and limit the bounds read (``hb-...``)
 RULES_VERSION = HB.version
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _ACK_WORDS = ACK.words("ack.words")
 _ACK_MAX = int(ACK.limit("ack.max_words"))
@@ -155,6 +154,6 @@ def agent_reply_bounds(text: str, history: Sequence[Message]) -> Bounds:
 def only_asks(text: str) -> bool:
     """Whether every sentence of an agent message asks (or only thanks): it asks the user
     something and fixes nothing yet (``asks.question``)."""
-    sentences = [x.strip() for x in _SENTENCE_END.split(without_addresses(text or "")) if x.strip()]
+    sentences = split_sentences(without_addresses(text or ""))
     statements = [x for x in sentences if not ASKS.first(x)]
     return len(statements) < len(sentences) and all(set(plain_words(x)) <= ACK.words("ack.words") for x in statements)

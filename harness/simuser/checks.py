@@ -13,7 +13,6 @@ patterns, word lists and limits of the checks here are data in ``harness.aids.da
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -65,7 +64,7 @@ def strip_copied_instructions(message: str, notes: Sequence[str] = ()) -> tuple[
     ``notes``: a persona's notes of the turn (``harness.simuser.personas.Plan.texts``), cut too."""
     runs, whole = _instruction_runs(notes), _instruction_text(notes)
     kept, cut = [], []
-    for sentence in re.split(r"(?<=[.!?)])\s+", message.strip()):
+    for sentence in sentences(message):
         words = plain_words(sentence)
         copied = any(tuple(words[i:i + _COPY_RUN]) in runs for i in range(len(words) - _COPY_RUN + 1)) \
             or (len(words) >= 4 and _META_WORDS.intersection(words) and f" {' '.join(words)} " in whole)
