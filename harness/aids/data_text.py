@@ -81,7 +81,7 @@ TECHNICAL = RuleSet("technical-tokens", [
              "first question that names one gives a detail"),
 ])
 
-SPANS = RuleSet("text-spans", [
+TEXT_SPANS = RuleSet("text-spans", [
     Rule(id="sentence.end", pattern=r"(?:(?<=[.!?])|(?<=[.!?]\)))\s+|(?<=[。！？])|\n+", flags="",
          decides="where a sentence ends: after '.', '!' or '?' (a closing bracket after it kept "
                  "with the sentence) and the spaces after it, after a CJK full stop, or at a line "

@@ -82,7 +82,10 @@ class Rule:
 
     def trait(self, name: str, default: str = "") -> str:
         """The value of trait ``name`` (``default`` when the rule has none)."""
-        return dict(self.traits).get(name, default)
+        for key, value in self.traits:
+            if key == name:
+                return value
+        return default
 
 
 @dataclass(frozen=True, slots=True)

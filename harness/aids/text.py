@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from harness.aids.data_text import SPANS, TEXT
+from harness.aids.data_text import TEXT_SPANS, TEXT
 
 _UTTERANCE = TEXT.regex("word.utterance")
 _TERM = TEXT.regex("word.term")
@@ -62,10 +62,10 @@ def copied_fraction(message: str, earlier: str, min_run: int = _MIN_RUN) -> floa
     return sum(b.size for b in blocks if b.size >= min_run) / len(words)
 
 
-_SENTENCE_END = SPANS.regex("sentence.end")
+_SENTENCE_END = TEXT_SPANS.regex("sentence.end")
 #: a code region: a fenced block (closed or to the end) or inline backticks (``code.span``)
-CODE_SPAN = SPANS.regex("code.span")
-_TAG = SPANS.regex("tag.any")
+CODE_SPAN = TEXT_SPANS.regex("code.span")
+_TAG = TEXT_SPANS.regex("tag.any")
 
 
 def sentences(text: str) -> list[str]:
