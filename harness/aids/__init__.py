@@ -43,6 +43,8 @@ FACE = {
     "strip_address": "text",
     "terms": "text",
     "without_addresses": "text",
+    "LANGUAGES": "data_languages",
+    "OTHER_LANGUAGES": "data_languages",
     "TEXT": "data_text",
     "TEXT_SPANS": "data_text",
     "MANIPULATION_CUES": "data_defence",
