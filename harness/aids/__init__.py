@@ -45,6 +45,8 @@ FACE = {
     "without_addresses": "text",
     "LANGUAGES": "data_languages",
     "OTHER_LANGUAGES": "data_languages",
+    "PREPROCESS_ANSWER_SIGNS": "data_preprocess",
+    "PREPROCESS_SOLUTION_SIGNS": "data_preprocess",
     "TEXT": "data_text",
     "TEXT_SPANS": "data_text",
     "MANIPULATION_CUES": "data_defence",

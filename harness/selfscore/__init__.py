@@ -12,6 +12,7 @@ from harness.face import lazy_face
 FACE = {
     "AgentTurnCost": "cost",
     "EXPORT_FIELDS": "scoring",
+    "PREPROCESS_GUARD_VERSION": "preprocess",
     "Progress": "runs",
     "ProgressFn": "runs",
     "Reason": "judges",
