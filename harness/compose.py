@@ -295,16 +295,18 @@ class Runtime:
 
 
 def aid_versions() -> dict[str, str]:
-    """The version of each aid's rules or prompt; a changed rule set changes its version
-    (``harness.aids.rules``)."""
-    from harness.aids import RULES_VERSION as BOUNDS_VERSION
-    from harness.aids import SOLVED_CUES_VERSION, USER_CHECKS_VERSION
-    from harness.defence import RULES_VERSION as DEFENCE_VERSION
-    from harness.selfscore.languages import TRANSLATE_VERSION
-    return {"helpfulness_bounds": BOUNDS_VERSION,
-            "solved_rules": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
-            "manipulation_defence": DEFENCE_VERSION, "translation": TRANSLATE_VERSION,
-            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION}
+    """The version of each aid, computed now by ``harness.aids.version_of`` from everything that
+    decides it (rule sets, limits, prompt texts): a changed rule, threshold or prompt sentence
+    changes the version a run records (docs/rules.md, "Recorded versions")."""
+    from harness.agents import AGENT_REPLY_BOUND
+    from harness.aids import bounds_version, version_of
+    from harness.defence import rules_version
+    from harness.selfscore import solved_rules_version, translate_version
+    from harness.simuser import user_checks_version
+    return {"helpfulness_bounds": bounds_version(), "solved_rules": solved_rules_version(),
+            "manipulation_defence": rules_version(), "translation": translate_version(),
+            "reply_cap": version_of("reply-cap", [AGENT_REPLY_BOUND]),
+            "user_regenerations": user_checks_version()}
 
 
 def run_selfscore(config: Config, dataset: Dataset | None = None, resume: str | None = None,

@@ -40,13 +40,20 @@ from harness.defence.manipulation_formats import delimiter_spans, script_spans, 
 from harness.defence.manipulation_text import ELEMENT, TextView
 
 KINDS = ("rater_address", "verdict_json", "fake_markup", "roleplay")
-RULES: tuple[Rule, ...] = MANIPULATION_CUES.rules
 MARKER = "[text addressed to the rater removed]"
 SPAN_TEXT_MAX = 300  # characters of a span's text kept in a stored record
-#: a hash of everything that decides a span: the cues, formats and structure rule sets, the text
-#: spans they cut by (sentences, code, tags), the element pattern and the marker the judge reads
-RULES_VERSION = version_of("manipulation", [MANIPULATION_CUES, MANIPULATION_FORMATS, MANIPULATION_STRUCTURE,
-                                            TEXT_SPANS, ELEMENT.pattern, MARKER])
+
+
+def rules_version() -> str:
+    """A hash of everything that decides a span, read now: the cues, formats and structure rule
+    sets, the text spans they cut by (sentences, code, tags), the element pattern and the marker
+    the judge reads (:func:`harness.aids.version_of`)."""
+    return version_of("manipulation", [MANIPULATION_CUES, MANIPULATION_FORMATS, MANIPULATION_STRUCTURE,
+                                       TEXT_SPANS, ELEMENT.pattern, MARKER])
+
+
+#: what every screened turn and judgment records (:func:`rules_version`)
+RULES_VERSION = rules_version()
 
 _HEADER_PREFIX = MANIPULATION_STRUCTURE.regex("structure.header_prefix")
 _ADDRESS_COLON = MANIPULATION_STRUCTURE.regex("structure.address_colon")
@@ -232,7 +239,7 @@ def _kind(view: TextView, unit: tuple[int, int], inside: list[_Cue]) -> str:
 
 def _cues(view: TextView) -> list[_Cue]:
     text, cues = view.text, []
-    for rule in RULES:
+    for rule in MANIPULATION_CUES.rules:
         in_code = rule.trait("in_code") == "yes"
         for m in rule.regex.finditer(text):
             if m.end() == m.start() or (not in_code and view.in_code(m.start())):
@@ -292,4 +299,4 @@ def _merge(text: str, raw: list[tuple[int, int, str]]) -> list[Span]:
     return [Span(s, e, k, text[s:e]) for s, e, k, _ in merged]
 
 
-__all__ = ["KINDS", "MARKER", "RULES_VERSION", "Screened", "Span", "find_spans", "neutralise", "screen", "turn_record"]
+__all__ = ["KINDS", "MARKER", "RULES_VERSION", "rules_version", "Screened", "Span", "find_spans", "neutralise", "screen", "turn_record"]

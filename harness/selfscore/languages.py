@@ -49,10 +49,18 @@ ENGLISH = LANGUAGES.words("language.english")
 # function words of the other languages, left out when they are also common English words
 OTHER_WORDS = {lang: LANGUAGES.words(list_id) - ENGLISH for lang, list_id in OTHER_LANGUAGES.items()}
 
-#: a hash of everything that decides a translation: the detection's rules, word lists and limits,
-#: the code spans it leaves out, and the prompts (the tell note, the translator's system and task)
-TRANSLATE_VERSION = version_of("translate", [LANGUAGES, TEXT_SPANS.entry("code.span"), TELL_NOTE,
-                                             TRANSLATE_SYSTEM, TRANSLATE_TASK])
+
+
+def translate_version() -> str:
+    """A hash of everything that decides a translation, read now: the detection's rules, word
+    lists and limits, the code spans it leaves out, and the prompts (the tell note, the
+    translator's system prompt and task)."""
+    return version_of("translate", [LANGUAGES, TEXT_SPANS.entry("code.span"), TELL_NOTE,
+                                    TRANSLATE_SYSTEM, TRANSLATE_TASK])
+
+
+#: what a translated judgment and a run record (:func:`translate_version`)
+TRANSLATE_VERSION = translate_version()
 
 
 def _prose(text: str) -> str:

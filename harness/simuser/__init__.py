@@ -16,6 +16,7 @@ FACE = {
     "SimulatedUser": "users",
     "outcome_messages": "users",
     "Violation": "checks",
+    "user_checks_version": "checks",
     "contradicts_facts": "checks",
     "rule_violations": "checks",
     "strip_copied_instructions": "checks",

@@ -20,9 +20,20 @@ from graphs.protocols import LLMCall, Message, Problem
 from harness.aids.cues import agent_hits, claims_success, persisting_cues, result_cues
 from harness.aids.data_text import TEXT
 from harness.aids.data_user import USER_CHECKS
+from harness.aids.rules import version_of
 from harness.aids.text import copied_fraction, plain_words, terms
 from harness.simuser import prompts
 from harness.simuser.personas import Plan, deviations, named_details, persona, sentences, told_facts
+
+
+
+def user_checks_version() -> str:
+    """The version of what decides a regeneration, read now: every rule, word list and limit the
+    checks read (``USER_CHECK_RULES``), the text spans they cut by (sentences), and the note the
+    regenerated draft is asked with (``prompts.USER_REGENERATION``)."""
+    from harness.aids import TEXT_SPANS, USER_CHECK_RULES
+    return version_of("user-checks", [USER_CHECK_RULES, TEXT_SPANS, prompts.USER_REGENERATION])
+
 
 # --- the simulator's own instructions, copied into its message ---------------------------------
 # The 1.5B sometimes writes the outcome note it was given ("If the agent asked you something,
