@@ -82,7 +82,7 @@ TECHNICAL = RuleSet("technical-tokens", [
 ])
 
 TEXT_SPANS = RuleSet("text-spans", [
-    Rule(id="sentence.end", pattern=r"(?:(?<=[.!?])|(?<=[.!?]\)))\s+|(?<=[。！？])|\n+", flags="",
+    Rule(id="sentence.end", pattern=r"(?:(?<=[.!?])|(?<=[^(][.!?]\)))\s+|(?<=[。！？])|\n+", flags="",
          decides="where a sentence ends: after '.', '!' or '?' (a closing bracket after it kept "
                  "with the sentence) and the spaces after it, after a CJK full stop, or at a line "
                  "break; the simulated user's sentences, the copied-instruction check, the "
@@ -90,7 +90,7 @@ TEXT_SPANS = RuleSet("text-spans", [
          why="four splitters differed: the simulated user split at every ')' (a remark in brackets "
              "cut a sentence in two), the copied-instruction check never at a bare line break, the "
              "bounds not after 'works.)', and the defence alone knew '。'; 'Never say that it "
-             "works.)' ends at its bracket"),
+             "works.)' ends at its bracket, '(!)' ends nothing"),
     Rule(id="code.span", pattern=r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`", flags="s",
          decides="a code region (a fenced block, closed or running to the end, or inline "
                  "backticks): the defence ignores weak cues in it, language detection reads "
