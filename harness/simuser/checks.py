@@ -32,7 +32,7 @@ def user_checks_version() -> str:
     checks read (``USER_CHECK_RULES``), the text spans they cut by (sentences), and the note the
     regenerated draft is asked with (``prompts.USER_REGENERATION``)."""
     from harness.aids import TEXT_SPANS, USER_CHECK_RULES
-    return version_of("user-checks", [USER_CHECK_RULES, TEXT_SPANS, prompts.USER_REGENERATION])
+    return version_of("user-regenerations", [USER_CHECK_RULES, TEXT_SPANS, prompts.USER_REGENERATION])
 
 
 # --- the simulator's own instructions, copied into its message ---------------------------------
