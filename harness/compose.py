@@ -304,26 +304,27 @@ class Runtime:
 
 
 def aid_versions() -> dict[str, str]:
-    """The version of each aid's rules or prompt; a changed rule set changes its version
-    (``harness.aids.rules``)."""
-    from harness.aids import RULES_VERSION as BOUNDS_VERSION
-    from harness.aids import SOLVED_CUES_VERSION, USER_CHECKS_VERSION
-    from harness.defence import RULES_VERSION as DEFENCE_VERSION
-    from harness.selfscore.languages import TRANSLATE_VERSION
-    return {"helpfulness_bounds": BOUNDS_VERSION,
-            "solved_rules": f"{prompts.PROMPT_VERSION}+{SOLVED_CUES_VERSION}",
-            "manipulation_defence": DEFENCE_VERSION, "translation": TRANSLATE_VERSION,
-            "reply_cap": prompts.PROMPT_VERSION, "user_regenerations": USER_CHECKS_VERSION,
-            **simulator_and_prompt_versions()}
+    """The version of each aid, computed now by ``harness.aids.version_of`` from everything that
+    decides it (rule sets, limits, prompt texts): a changed rule, threshold or prompt sentence
+    changes the version a run records (docs/rules.md, "Recorded versions")."""
+    from harness.agents import AGENT_REPLY_BOUND
+    from harness.aids import bounds_version, version_of
+    from harness.defence import rules_version
+    from harness.selfscore import solved_rules_version, translate_version
+    from harness.simuser import user_checks_version
+    return {"helpfulness_bounds": bounds_version(), "solved_rules": solved_rules_version(),
+            "manipulation_defence": rules_version(), "translation": translate_version(),
+            "reply_cap": version_of("reply-cap", [AGENT_REPLY_BOUND]),
+            "user_regenerations": user_checks_version(), **simulator_and_prompt_versions()}
 
 
 def simulator_and_prompt_versions() -> dict[str, str]:
     """The versions of the aids that are prompt texts and simulator methods, each a hash of the
     texts and thresholds that decide what it does (a changed text changes its version)."""
-    from harness.aids import content_version
+    from harness.aids import version_of
     from harness.selfscore import guard_version
     from harness.simuser import fallback_version, outcome_version
-    return {"judge_reminder": content_version("reminder", prompts.LATEST_MESSAGE),
+    return {"judge_reminder": version_of("judge-reminder", [prompts.LATEST_MESSAGE]),
             "preprocessing_guard": guard_version(), "user_outcome": outcome_version(),
             "user_fallback": fallback_version()}
 

@@ -21,6 +21,7 @@ prompt with the ones that happened to come before it).
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 import tempfile
@@ -60,13 +61,20 @@ TIMING_KEYS = {"timings", "latency_ms", "ttft_ms", "seconds", "wall_ms", "elapse
 #: as aids, the context limits and what a judge's prompt clipped recorded)
 NEW_AIDS = ("judge_reminder", "preprocessing_guard", "user_outcome", "user_fallback")
 ADDED_RECORDS = {"limits", "clipped", *NEW_AIDS}
+#: version strings, renamed when every version became a content hash (issue 43: ``hb-...`` became
+#: ``helpfulness-bounds-...``, ``manipulation-rules-2`` ``manipulation-...``): records, not results
+VERSION_KEYS = {"version", "rules_version"}
+_VERSION_VALUE = re.compile(r"^([a-z][a-z0-9-]*-[0-9a-f]{10}|manipulation-rules-2|translate-1|"
+                            r"selfscore-p13\+solved-cues-[0-9a-f]{10})$")
 
 
 def _without_added(value):
     if isinstance(value, dict):
-        return {k: _without_added(v) for k, v in value.items() if k not in ADDED_RECORDS}
+        return {k: _without_added(v) for k, v in value.items() if k not in ADDED_RECORDS | VERSION_KEYS}
     if isinstance(value, list):
         return [_without_added(v) for v in value]
+    if isinstance(value, str) and _VERSION_VALUE.match(value):
+        return "<version>"
     return value
 
 
@@ -134,8 +142,8 @@ def test_the_batch_stores_the_same_results_as_before_the_throughput_work(tmp_pat
     judged = [json.loads(j["aids_json"]) if isinstance(j["aids_json"], str) else j["aids_json"]
               for c in now["conversations"] for j in c["judgments"] if j["kind"] == "agent_helpfulness"]
     assert judged and all("judge_reminder" in (a or {}) for a in judged)
-    now = _without_added(now)
-    for conversation in now["conversations"]:  # the order reduce_store gives, without the added keys
+    now, reference = _without_added(now), _without_added(reference)
+    for conversation in now["conversations"] + reference["conversations"]:  # sorted without the set-aside keys
         for table in ("turns", "judgments", "llm_calls"):
             conversation[table].sort(key=lambda r: json.dumps(r, sort_keys=True))
     assert len(now["conversations"]) == 6 and all(c["turns"] for c in now["conversations"])

@@ -11,6 +11,7 @@ FACE = {
     "HISTORY_CHARS": "history",
     "as_chat": "history",
     "window": "history",
+    "AGENT_REPLY_BOUND": "prompts",
     "AGENT_SYSTEM": "prompts",
     "agent_system": "prompts",
     "PlainAgent": "plain",

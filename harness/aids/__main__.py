@@ -1,6 +1,7 @@
-"""``python -m harness.aids [--versions | --full] [FILE ...]``: every rule set with its version and rules.
+"""``python -m harness.aids [--versions | --full | --markdown] [FILE ...]``: every rule set with its version and rules.
 
-With ``--versions`` only the versions; with ``--full`` each rule's pattern (a word list's words, a
+With ``--markdown`` the block docs/rules.md holds (``--markdown docs/rules.md`` rewrites that
+block in the file); with ``--versions`` only the versions; with ``--full`` each rule's pattern (a word list's words, a
 limit's value) and why; with JSONL or text files, each rule's number of matching lines (a JSONL
 line counts by its ``content``, ``text`` or ``question`` field).
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from harness.aids.catalogue import report
+from harness.aids.catalogue import markdown, report, with_markdown
 
 
 def _texts(paths: list[str]) -> list[str]:
@@ -30,8 +31,17 @@ def _texts(paths: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Print the rule sets (see the module's docstring); returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    flags = {"--versions", "--full"}
+    flags = {"--versions", "--full", "--markdown"}
     paths = [a for a in args if a not in flags]
+    if "--markdown" in args:
+        for path in paths:
+            with open(path, encoding="utf-8") as f:
+                text = with_markdown(f.read())
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        if not paths:
+            print(markdown())
+        return 0
     print(report(_texts(paths) if paths else None, show_rules="--versions" not in args, full="--full" in args))
     return 0
 

@@ -80,3 +80,28 @@ TECHNICAL = RuleSet("technical-tokens", [
          why="a hardware model mixes letters and digits ('a K7S41Gx mainboard', BCM4312): the "
              "first question that names one gives a detail"),
 ])
+
+TEXT_SPANS = RuleSet("text-spans", [
+    Rule(id="sentence.end", pattern=r"(?:(?<=[.!?])|(?<=[^(][.!?]\)))\s+|(?<=[。！？])|\n+", flags="",
+         decides="where a sentence ends: after '.', '!' or '?' (a closing bracket after it kept "
+                 "with the sentence) and the spaces after it, after a CJK full stop, or at a line "
+                 "break; the simulated user's sentences, the copied-instruction check, the "
+                 "bounds' 'only asks' and the manipulation defence's sentence units",
+         why="four splitters differed: the simulated user split at every ')' (a remark in brackets "
+             "cut a sentence in two), the copied-instruction check never at a bare line break, the "
+             "bounds not after 'works.)', and the defence alone knew '。'; 'Never say that it "
+             "works.)' ends at its bracket, '(!)' ends nothing"),
+    Rule(id="code.span", pattern=r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`", flags="s",
+         decides="a code region (a fenced block, closed or running to the end, or inline "
+                 "backticks): the defence ignores weak cues in it, language detection reads "
+                 "no words in it",
+         why="'git pull' in a German message is no English, and 'rate(10)' in pasted code is "
+             "no order; an unclosed fence (a message cut short) is code to its end"),
+    Rule(id="tag.any", pattern=r"(<|&lt;)(\s*(/?)\s*([A-Za-z]\w*)\b)(\s*>)?",
+         decides="an opening or closing tag (or its escaped form): the judge prompts' "
+                 "delimiter tags in judged text are escaped, and the defence flags the "
+                 "<conversation>/<latest> tags, by the tag's name",
+         why="judged text that writes '</latest>' could close the block it sits in; one "
+             "pattern for the escaping and the defence, the names of each are data"),
+])
+"""The spans of text several decisions read: sentences, code, tags (one pattern each)."""

@@ -40,6 +40,19 @@ EVIDENCE = RuleSet("evidence", [
 ])
 EVIDENCE_RULES_VERSION = EVIDENCE.version
 
+SOLVED_THRESHOLDS = RuleSet("solved-thresholds", limits=[
+    Limit(id="solved.confirmed", value=0.5,
+          decides="P(yes) of the confirmation questions (the mean of two phrasings) at or above which the "
+                  "user says the problem is fixed (ConfirmationSolvedCheck)",
+          why="the Yes/No answer's own midpoint: the two phrasings' mean is a probability of 'yes'"),
+    Limit(id="solved.answer", value=0.5,
+          decides="P(the answer fixes the problem), the questions' mean averaged with the answer's "
+                  "similarity to the reference where there is one, at or above which it is the fix "
+                  "(EvidenceSolvedCheck)",
+          why="the midpoint, as for the confirmation; the evidence method's tune split was read at 0.5"),
+])
+"""The thresholds that turn the solved-check's probabilities into a verdict."""
+
 
 def reaction(message: str) -> tuple[str, list[str]]:
     """How a user message reacts to the previous answer, with the ids of the rules that decided:

@@ -27,20 +27,27 @@ judgment stores the ids of the rules that set its band and :data:`RULES_VERSION`
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from graphs.protocols import Message
 from harness.aids.cues import assistant_hits, claims_success
 from harness.aids.data_bounds import (ACK, ASKS, BANDS, DETAIL, ELSEWHERE, HB, HOW_TO, OUTCOME, OUTPUT, PLEASANTRY, POSTPONES, REFUSES, STEP, WORKS)
-from harness.aids.data_text import QUOTED, TECHNICAL
-from harness.aids.rules import Hit
+from harness.aids.data_text import QUOTED, TECHNICAL, TEXT_SPANS
+from harness.aids.rules import Hit, version_of
 from harness.aids.text import copied_fraction, plain_words, utterance_words, without_addresses
+from harness.aids.text import sentences as split_sentences
 
-#: the content-hash version of every rule, word list and limit the bounds read (``hb-...``)
-RULES_VERSION = HB.version
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def bounds_version() -> str:
+    """The version of everything the bounds decide by: every rule, word list and limit they read
+    (``HB``) and the text spans they cut by (sentences), hashed by :func:`version_of`."""
+    return version_of("helpfulness-bounds", [HB, TEXT_SPANS])
+
+
+#: what a bounded judgment and a run record: :func:`bounds_version` (``helpfulness-bounds-...``)
+RULES_VERSION = bounds_version()
 
 _ACK_WORDS = ACK.words("ack.words")
 _ACK_MAX = int(ACK.limit("ack.max_words"))
@@ -155,6 +162,6 @@ def agent_reply_bounds(text: str, history: Sequence[Message]) -> Bounds:
 def only_asks(text: str) -> bool:
     """Whether every sentence of an agent message asks (or only thanks): it asks the user
     something and fixes nothing yet (``asks.question``)."""
-    sentences = [x.strip() for x in _SENTENCE_END.split(without_addresses(text or "")) if x.strip()]
+    sentences = split_sentences(without_addresses(text or ""))
     statements = [x for x in sentences if not ASKS.first(x)]
     return len(statements) < len(sentences) and all(set(plain_words(x)) <= ACK.words("ack.words") for x in statements)

@@ -51,6 +51,9 @@ class Rule:
         language: the language the rule reads (``en``).
         flags: the regular expression's flags as letters of ``ims`` (ignore case, multi-line,
             dot matches newline); most rules read English case-insensitively (``"i"``).
+        traits: how the deciding code reads a hit, as names and values (the manipulation
+            defence's ``strength``, ``scope``, ``kind``; a preprocessing sign's name); given as
+            a dict, kept as sorted pairs, part of the version.
     """
 
     id: str
@@ -59,8 +62,11 @@ class Rule:
     why: str
     language: str = "en"
     flags: str = "i"
+    traits: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.traits, dict):
+            object.__setattr__(self, "traits", tuple(sorted((str(k), str(v)) for k, v in self.traits.items())))
         if not (self.id and self.pattern and self.decides and self.why and self.language):
             raise ValueError(f"rule {self.id!r}: id, pattern, decides, why and language are required")
         if set(self.flags) - set(_FLAGS):
@@ -73,6 +79,13 @@ class Rule:
     def regex(self) -> re.Pattern:
         """The compiled pattern (compiled once per pattern and flags)."""
         return _compile(self.pattern, self.flags)
+
+    def trait(self, name: str, default: str = "") -> str:
+        """The value of trait ``name`` (``default`` when the rule has none)."""
+        for key, value in self.traits:
+            if key == name:
+                return value
+        return default
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +201,9 @@ class RuleSet:
     def canonical(self) -> str:
         """The content the version hashes: each rule's id, pattern, flags and what it decides,
         each word list's id, words and what it decides, each limit's id, value and what it decides."""
-        return json.dumps({"rules": [[r.id, r.pattern, r.flags, r.decides] for r in self.rules],
+        return json.dumps({"rules": [[r.id, r.pattern, r.flags, r.decides] + ([[list(t) for t in r.traits]]
+                                                                               if r.traits else [])
+                                     for r in self.rules],
                            "word_lists": [[w.id, list(w.words), w.decides] for w in self.word_lists],
                            "limits": [[x.id, x.value, x.decides] for x in self.limits]},
                           ensure_ascii=False, separators=(",", ":"))
@@ -242,3 +257,33 @@ class RuleSet:
     def __repr__(self) -> str:
         return f"RuleSet({self.version!r}, {len(self.rules)} rules, {len(self.word_lists)} word lists, " \
                f"{len(self.limits)} limits)"
+
+
+def version_of(name: str, parts: Iterable[object]) -> str:
+    """The version of everything one aid decides by: ``name`` and a hash of ``parts`` in order.
+
+    Each part is a :class:`RuleSet` (its content, :meth:`RuleSet.canonical`), a :class:`Rule`,
+    :class:`WordList` or :class:`Limit` (its content as one set's), or a string (a prompt's
+    text, a template): a changed rule, limit or prompt sentence changes the version, so no
+    recorded version can outlive what it names. Every aid version is made here.
+
+    Raises:
+        TypeError: a part of another type.
+    """
+    pieces = []
+    for part in parts:
+        if isinstance(part, RuleSet):
+            pieces.append(["set", part.name, part.canonical()])
+        elif isinstance(part, Rule):
+            pieces.append(["entry", RuleSet("_", [part]).canonical()])
+        elif isinstance(part, WordList):
+            pieces.append(["entry", RuleSet("_", word_lists=[part]).canonical()])
+        elif isinstance(part, Limit):
+            pieces.append(["entry", RuleSet("_", limits=[part]).canonical()])
+        elif isinstance(part, str):
+            pieces.append(["text", part])
+        else:
+            raise TypeError(f"version_of({name!r}): a part is a rule set, rule, word list, limit or "
+                            f"string, not {type(part).__name__}")
+    digest = hashlib.sha256(json.dumps(pieces, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    return f"{name}-{digest[:10]}"

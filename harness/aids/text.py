@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from harness.aids.data_text import TEXT
+from harness.aids.data_text import TEXT_SPANS, TEXT
 
 _UTTERANCE = TEXT.regex("word.utterance")
 _TERM = TEXT.regex("word.term")
@@ -60,3 +60,38 @@ def copied_fraction(message: str, earlier: str, min_run: int = _MIN_RUN) -> floa
     before = [w.lower() for w in terms(earlier)]
     blocks = SequenceMatcher(None, words, before, autojunk=False).get_matching_blocks()
     return sum(b.size for b in blocks if b.size >= min_run) / len(words)
+
+
+_SENTENCE_END = TEXT_SPANS.regex("sentence.end")
+#: a code region: a fenced block (closed or to the end) or inline backticks (``code.span``)
+CODE_SPAN = TEXT_SPANS.regex("code.span")
+_TAG = TEXT_SPANS.regex("tag.any")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, stripped, none empty (``sentence.end``: after ``.``, ``!`` or
+    ``?`` and a closing bracket after one, after a CJK full stop, and at line breaks)."""
+    return [s.strip() for s in _SENTENCE_END.split((text or "").strip()) if s.strip()]
+
+
+def sentence_ends(text: str, start: int = 0, end: int | None = None):
+    """The matches of ``sentence.end`` in ``text[start:end]``: a sentence ends at a match's
+    ``start()`` and the next begins at its ``end()``."""
+    return _SENTENCE_END.finditer(text, start, len(text) if end is None else end)
+
+
+def tags(text: str, names) -> list:
+    """The tags of ``text`` (``tag.any``: ``<latest>``, ``</ conversation>``, ``&lt;latest>``)
+    whose name is one of ``names`` (case ignored), as matches: group 1 ``<`` or ``&lt;``, group
+    2 the rest of the tag up to its name, group 3 ``/`` for a closing tag, group 4 the name,
+    group 5 the closing ``>`` (None when the tag goes on, e.g. with attributes)."""
+    wanted = {n.lower() for n in names}
+    return [m for m in _TAG.finditer(text or "") if m.group(4).lower() in wanted]
+
+
+def escape_tags(text: str, names) -> str:
+    """``text`` with every tag named in ``names`` defused as ``&lt;...`` (an already escaped
+    ``&lt;`` tag and all other text left as they are)."""
+    wanted = {n.lower() for n in names}
+    return _TAG.sub(lambda m: "&lt;" + m.group(2) + (m.group(5) or "")
+                    if m.group(1) == "<" and m.group(4).lower() in wanted else m.group(0), text or "")

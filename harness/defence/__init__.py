@@ -8,6 +8,7 @@ from harness.face import lazy_face
 
 FACE = {
     "RULES_VERSION": "manipulation",
+    "rules_version": "manipulation",
     "screen": "manipulation",
     "turn_record": "manipulation",
 }

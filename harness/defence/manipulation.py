@@ -22,29 +22,43 @@ with each span replaced by :data:`MARKER`. Kinds of span:
 
 Long padding (a 20,000-character log) is not manipulation by itself: real users paste long
 logs. It is bounded by the judge prompt (``harness.selfscore.judge_messages.LATEST_MAX_CHARS``); an order buried
-in it is caught like any other. The word rules are in :mod:`harness.defence.manipulation_rules`, the
-format checks (verdict JSON, delimiters, scripts) in :mod:`harness.defence.manipulation_formats`, and
-how a message is cut into code, sentences and groups in :mod:`harness.defence.manipulation_text`.
+in it is caught like any other. The rules are data of the one rule catalogue
+(``harness.aids.data_defence``: the cues, the formats, the structure; ``python -m harness.aids``
+lists them); the format checks (verdict JSON, delimiters, scripts) are in
+:mod:`harness.defence.manipulation_formats`, and how a message is cut into code, sentences and
+groups in :mod:`harness.defence.manipulation_text`. :data:`RULES_VERSION` is a hash of all of it
+(``harness.aids.version_of``): a changed rule changes the version every turn records.
 """
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from harness.aids import MANIPULATION_CUES, MANIPULATION_FORMATS, MANIPULATION_STRUCTURE, TEXT_SPANS, Rule, version_of
 from harness.defence.manipulation_formats import delimiter_spans, script_spans, verdict_json_spans
-from harness.defence.manipulation_rules import KINDS, RULES, Rule
-from harness.defence.manipulation_text import TextView
+from harness.defence.manipulation_text import ELEMENT, TextView
 
-RULES_VERSION = "manipulation-rules-2"  # 2: spans deleted, not replaced by MARKER
+KINDS = ("rater_address", "verdict_json", "fake_markup", "roleplay")
 MARKER = "[text addressed to the rater removed]"
 SPAN_TEXT_MAX = 300  # characters of a span's text kept in a stored record
 
 
-_HEADER_PREFIX = re.compile(r"(?:P\.?\s?P?\.?\s?S\.?|N\.?\s?B\.?|IMPORTANT!?|URGENT!?|Update|Edit)\s*[:.,!-]?\s*$", re.I)
-_COLON = re.compile(r"[:：]")
-_INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+def rules_version() -> str:
+    """A hash of everything that decides a span, read now: the cues, formats and structure rule
+    sets, the text spans they cut by (sentences, code, tags), the element pattern and the marker
+    the judge reads (:func:`harness.aids.version_of`)."""
+    return version_of("manipulation", [MANIPULATION_CUES, MANIPULATION_FORMATS, MANIPULATION_STRUCTURE,
+                                       TEXT_SPANS, ELEMENT.pattern, MARKER])
+
+
+#: what every screened turn and judgment records (:func:`rules_version`)
+RULES_VERSION = rules_version()
+
+_HEADER_PREFIX = MANIPULATION_STRUCTURE.regex("structure.header_prefix")
+_ADDRESS_COLON = MANIPULATION_STRUCTURE.regex("structure.address_colon")
+_COLON = MANIPULATION_STRUCTURE.regex("structure.colon")
+_INVISIBLE = MANIPULATION_STRUCTURE.regex("structure.invisible")
 
 
 @dataclass(frozen=True)
@@ -177,14 +191,14 @@ def _rule_spans(view: TextView, found: list[tuple[int, int, str]]) -> list[tuple
     cues = _cues(view)
     flagged: dict[tuple[int, int], _Cue] = {}
     for c in cues:
-        if c.rule.strength == "strong" or view.hidden(c.start, c.end):
+        if c.rule.trait("strength") == "strong" or view.hidden(c.start, c.end):
             flagged.setdefault(c.unit, c)
     # a weak cue flags its unit with another cue in it (a claim needs an order-like one)
     for c in cues:
-        if c.unit in flagged or c.rule.strength == "strong":
+        if c.unit in flagged or c.rule.trait("strength") == "strong":
             continue
         others = [o for o in _inside(cues, c.unit) if o is not c and not _overlap(o, c)]
-        if any(o.rule.strength != "claim" for o in others) or (c.rule.strength == "weak" and others):
+        if any(o.rule.trait("strength") != "claim" for o in others) or (c.rule.trait("strength") == "weak" and others):
             flagged[c.unit] = c
     # ... or an order-like weak cue right next to a flagged span
     spans_so_far = [(s, e) for s, e, _ in found] + list(flagged)
@@ -192,7 +206,7 @@ def _rule_spans(view: TextView, found: list[tuple[int, int, str]]) -> list[tuple
     while changed:
         changed = False
         for c in cues:
-            if c.unit in flagged or c.rule.strength != "weak":
+            if c.unit in flagged or c.rule.trait("strength") != "weak":
                 continue
             if any(_adjacent(view.text, c.unit, s) for s in spans_so_far):
                 flagged[c.unit] = c
@@ -202,7 +216,7 @@ def _rule_spans(view: TextView, found: list[tuple[int, int, str]]) -> list[tuple
     for unit, c in flagged.items():
         start, end = unit
         inside = _inside(cues, unit)
-        if c.rule.scope == "sentence" and not c.grouped:
+        if c.rule.trait("scope") == "sentence" and not c.grouped:
             end = _cut_at_colon(view.text, unit, max(o.end for o in inside))
         out.append((start, end, _kind(view, unit, inside)))
     return out
@@ -215,7 +229,7 @@ def _inside(cues: list[_Cue], unit: tuple[int, int]) -> list[_Cue]:
 def _kind(view: TextView, unit: tuple[int, int], inside: list[_Cue]) -> str:
     """Markup when hidden, role-play when a persona is set up, markup for a system note, else an
     address to the rater."""
-    kinds = {o.rule.kind for o in inside}
+    kinds = {o.rule.trait("kind") for o in inside}
     if view.hidden(*unit):
         return "fake_markup"
     if "roleplay" in kinds:
@@ -225,9 +239,10 @@ def _kind(view: TextView, unit: tuple[int, int], inside: list[_Cue]) -> str:
 
 def _cues(view: TextView) -> list[_Cue]:
     text, cues = view.text, []
-    for rule in RULES:
-        for m in rule.pattern.finditer(text):
-            if m.end() == m.start() or (not rule.in_code and view.in_code(m.start())):
+    for rule in MANIPULATION_CUES.rules:
+        in_code = rule.trait("in_code") == "yes"
+        for m in rule.regex.finditer(text):
+            if m.end() == m.start() or (not in_code and view.in_code(m.start())):
                 continue
             start, end = m.start(), m.end()
             while start < end and text[start].isspace():
@@ -242,10 +257,11 @@ def _cues(view: TextView) -> list[_Cue]:
 
 def _unit(view: TextView, rule: Rule, start: int, end: int) -> tuple[int, int]:
     text = view.text
-    if rule.scope == "line":
+    scope = rule.trait("scope")
+    if scope == "line":
         return view.line(start, end)
     s, e = view.sentence(start, end)
-    if rule.scope == "address" and re.match(r"[^\n.!?:：]{0,30}[:：]", text[end:]):
+    if scope == "address" and _ADDRESS_COLON.match(text[end:]):
         line_start, line_end = view.line(start, end)
         prefix = _HEADER_PREFIX.search(text, line_start, s)
         return (prefix.start() if prefix else s), line_end
@@ -283,4 +299,4 @@ def _merge(text: str, raw: list[tuple[int, int, str]]) -> list[Span]:
     return [Span(s, e, k, text[s:e]) for s, e, k, _ in merged]
 
 
-__all__ = ["KINDS", "MARKER", "RULES_VERSION", "Screened", "Span", "find_spans", "neutralise", "screen", "turn_record"]
+__all__ = ["KINDS", "MARKER", "RULES_VERSION", "rules_version", "Screened", "Span", "find_spans", "neutralise", "screen", "turn_record"]

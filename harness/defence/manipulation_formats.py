@@ -5,23 +5,21 @@ from __future__ import annotations
 import json
 import re
 
+from harness.aids import MANIPULATION_FORMATS as _F
+from harness.aids import tags
 from harness.defence.manipulation_text import TextView
 
-VERDICT_KEYS = frozenset({
-    "score", "reason", "reasoning", "rationale", "explanation", "justification", "solved", "verdict",
-    "rating", "grade", "confidence", "helpfulness", "judgment", "judgement", "final_score",
-    "critical_thinking", "error_handling", "topic_knowledge", "user_helpfulness", "agent_helpfulness"})
-_SCORE_KEYS = frozenset({"score", "rating", "grade", "helpfulness", "final_score", "critical_thinking",
-                         "error_handling", "topic_knowledge", "user_helpfulness", "agent_helpfulness"})
-_DECISION_KEYS = frozenset({"solved", "verdict", "judgment", "judgement"})
-_DECISION_WORDS = frozenset({"yes", "no", "true", "false", "solved", "unsolved", "not solved", "resolved", "pass", "fail"})
+VERDICT_KEYS = _F.words("format.verdict_keys")
+_SCORE_KEYS = _F.words("format.score_keys")
+_DECISION_KEYS = _F.words("format.decision_keys")
+_DECISION_WORDS = _F.words("format.decision_words")
+_DELIMITER_TAGS = _F.entry("format.delimiter_tags").words
 
-_FENCE = re.compile(r"```[^\n]*\n?(.*?)(?:```|\Z)|~~~[^\n]*\n?(.*?)(?:~~~|\Z)", re.S)
-_DELIMITER = re.compile(r"(?:<|&lt;)\s*(/?)\s*(?:conversation|latest)\s*>", re.I)
-_LENIENT_OBJECT = re.compile(r"\{[^{}\n]{1,400}\}")
-_LENIENT_PAIR = re.compile(r"[\"']?([A-Za-z_][\w ]{0,30}?)[\"']?\s*[:=]\s*(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^,}]+)")
-_SCRIPT_RATE = re.compile(r"<script\b[^>]*>(?:(?!</script).){0,500}?\b(?:rate|score|grade|judge|verdict|rating)\s*\(\s*"
-                          r"(?:10|[0-9])\b(?:(?!</script).){0,500}?(?:</script\s*>|\Z)", re.S | re.I)
+_FENCE = _F.regex("format.fence")
+_LENIENT_OBJECT = _F.regex("format.lenient_object")
+_LENIENT_PAIR = _F.regex("format.lenient_pair")
+_SCORE_VALUE = _F.regex("format.score_value")
+_SCRIPT_RATE = _F.regex("format.script_rate")
 
 
 def script_spans(view: TextView) -> list[tuple[int, int, str]]:
@@ -50,7 +48,7 @@ def _score_value(value) -> bool:
         return False
     if isinstance(value, (int, float)):
         return float(value).is_integer() and 0 <= value <= 10
-    return bool(re.fullmatch(r"\s*[\"']?\s*(?:10|[0-9])(?:\s*/\s*10)?\s*[\"']?\s*", str(value)))
+    return bool(_SCORE_VALUE.fullmatch(str(value)))
 
 
 def _lenient_object(text: str) -> dict | None:
@@ -104,13 +102,14 @@ def _whole_fence(view: TextView, span: tuple[int, int, str]) -> tuple[int, int, 
 def delimiter_spans(view: TextView) -> list[tuple[int, int, str]]:
     """Each ``<conversation>``/``<latest>`` tag outside code, and all text from a closing tag to
     the next opening tag (or the end): text placed 'outside' the judged block."""
-    spans, tags = [], [m for m in _DELIMITER.finditer(view.text) if not view.in_code(m.start())]
+    # a whole tag: its name, then '>' (group 5); group 3 is '/' for a closing tag
+    spans, found = [], [m for m in tags(view.text, _DELIMITER_TAGS) if m.group(5) and not view.in_code(m.start())]
     i = 0
-    while i < len(tags):
-        m = tags[i]
-        if m.group(1):  # a closing tag: up to the next opening one
-            j = next((k for k in range(i + 1, len(tags)) if not tags[k].group(1)), None)
-            spans.append((m.start(), tags[j].end() if j is not None else len(view.text), "fake_markup"))
+    while i < len(found):
+        m = found[i]
+        if m.group(3):  # a closing tag: up to the next opening one
+            j = next((k for k in range(i + 1, len(found)) if not found[k].group(3)), None)
+            spans.append((m.start(), found[j].end() if j is not None else len(view.text), "fake_markup"))
             if j is None:
                 break
             i = j + 1

@@ -5,11 +5,15 @@ from __future__ import annotations
 import bisect
 import re
 
-_CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`", re.S)
-_TERMINATOR = re.compile(r"[.!?](?=\s|$)|[。！？]")
-_COMMENT = re.compile(r"<!--.{0,2000}?(?:-->|\Z)", re.S)
-_ELEMENT = re.compile(r"<([A-Za-z][\w-]*)\b[^<>\n]{0,300}>[^\n]{0,600}?</\1\s*>")
-_HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0|\bhidden\b", re.I)
+from harness.aids import CODE_SPAN, MANIPULATION_STRUCTURE, sentence_ends
+
+_COMMENT = MANIPULATION_STRUCTURE.regex("structure.comment")
+# outside the catalogue: the closing tag names the opening one by a back-reference, which the rule
+# engine's joined expressions cannot hold (its text is part of the defence's version)
+ELEMENT = re.compile(r"<([A-Za-z][\w-]*)\b[^<>\n]{0,300}>[^\n]{0,600}?</\1\s*>")
+_HIDDEN = MANIPULATION_STRUCTURE.regex("structure.hidden")
+_BACK = int(MANIPULATION_STRUCTURE.limit("structure.bracket_back"))
+_FORWARD = int(MANIPULATION_STRUCTURE.limit("structure.bracket_forward"))
 
 
 class TextView:
@@ -17,11 +21,11 @@ class TextView:
 
     def __init__(self, text: str):
         self.text = text
-        self.code = [(m.start(), m.end()) for m in _CODE.finditer(text)]
+        self.code = [(m.start(), m.end()) for m in CODE_SPAN.finditer(text)]
         self._code_starts = [s for s, _ in self.code]
         self.comments = [(m.start(), m.end()) for m in _COMMENT.finditer(text)]
         self.elements = [(m.start(), m.end(), bool(_HIDDEN.search(m.group(0)[:m.group(0).find(">")])))
-                         for m in _ELEMENT.finditer(text)]
+                         for m in ELEMENT.finditer(text)]
 
     def in_code(self, pos: int) -> bool:
         """Whether ``pos`` lies inside a code region (fenced block or inline code)."""
@@ -38,10 +42,10 @@ class TextView:
         spaces skipped)."""
         line_start, line_end = self.line(start, end)
         s = line_start
-        for m in _TERMINATOR.finditer(self.text, line_start, start):
+        for m in sentence_ends(self.text, line_start, start):
             s = m.end()
-        m = _TERMINATOR.search(self.text, max(end, s), line_end)
-        e = m.end() if m else line_end
+        m = next(iter(sentence_ends(self.text, max(end, s), line_end)), None)
+        e = m.start() if m else line_end
         while s < e and self.text[s].isspace():
             s += 1
         return s, e
@@ -70,7 +74,7 @@ def _bracket_around(text: str, start: int, end: int) -> tuple[int, int] | None:
     line_start, line_end = text.rfind("\n", 0, start) + 1, text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
     depth, opener = 0, None
-    for i in range(start - 1, max(line_start, start - 800) - 1, -1):
+    for i in range(start - 1, max(line_start, start - _BACK) - 1, -1):
         c = text[i]
         if c in ")]":
             depth += 1
@@ -82,7 +86,7 @@ def _bracket_around(text: str, start: int, end: int) -> tuple[int, int] | None:
     if opener is None:
         return None
     close, depth = {"(": ")", "[": "]"}[text[opener]], 0
-    for i in range(opener + 1, min(line_end, opener + 1200)):
+    for i in range(opener + 1, min(line_end, opener + _FORWARD)):
         c = text[i]
         if c == text[opener]:
             depth += 1

@@ -22,6 +22,8 @@ FACE = {
     "StoreTurnSink": "batch",
     "StructuredJudge": "judges",
     "TRANSLATE_VERSION": "languages",
+    "solved_rules_version": "solved_evidence",
+    "translate_version": "languages",
     "TraceJudges": "trace_judges",
     "TranscriptError": "transcripts",
     "YES_NO_SYSTEM": "prompts",

@@ -7,17 +7,15 @@ The judges (:mod:`harness.selfscore.judges`) and the simulated user's yes/no che
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import Message
+from harness.aids.text import escape_tags
 from harness.selfscore import prompts
 from harness.selfscore.transcript import LABELS, _clip, conversation_window, render_conversation
 
-# Opening or closing tags of the prompts' own delimiters, however spaced or cased.
-_DELIMITER_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(prompts.DELIMITER_TAGS) + r")\b)", re.IGNORECASE)
 LATEST_MAX_CHARS = 3000  # the latest message is cut in the middle beyond this (its head and tail kept)
 CONVERSATION_MAX_CHARS = 6000  # the conversation before it: the first message and the latest that fit
 
@@ -26,7 +24,7 @@ def escape_judged_text(text: str) -> str:
     """``text`` with every tag of the prompts' delimiters (``<conversation>``, ``</latest>``,
     ...) defused as ``&lt;...``, so judged text can neither close the block it sits in nor open
     a new one; all other text, code with ``<`` included, is left as it is."""
-    return _DELIMITER_TAG.sub(r"&lt;\1", text)
+    return escape_tags(text, prompts.DELIMITER_TAGS)
 
 
 def judge_messages(history: Sequence[Message], task: str, reminder: bool = True) -> list[BaseMessage]:

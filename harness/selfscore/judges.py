@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.protocols import Judgment, LLMCall, Message, Problem
+from harness.aids import SOLVED_THRESHOLDS
 from harness.aids.helpfulness_bounds import agent_reply_bounds, first_question_bounds, user_reply_bounds
 from harness.aids.profiles import EMBEDDED_AIDS, PAPER_AIDS
 from harness.models.llm import RoleClient, ask_yes_no
@@ -144,7 +145,7 @@ def _failed_view(kind: str, model: str, exc: Exception) -> Judgment:
 
 
 SOLVED_METHODS = ("confirmation", "evidence", "verdict")
-CONFIRMED_THRESHOLD = 0.5  # P(yes) at or above which an answer counts as yes
+CONFIRMED_THRESHOLD = SOLVED_THRESHOLDS.limit("solved.confirmed")  # P(yes) at or above which an answer counts as yes
 
 
 class ConfirmationSolvedCheck:

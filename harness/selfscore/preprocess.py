@@ -18,53 +18,15 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graphs.protocols import LLMCall
+from harness.aids import PREPROCESS_ANSWER_SIGNS, PREPROCESS_SOLUTION_SIGNS, version_of
 from harness.models.llm import RoleClient
 from harness.selfscore import prompts
 from harness.selfscore.judge_messages import escape_judged_text
 from store import StoreReader, StoreWriter
 
 # --- the checks -------------------------------------------------------------------------------
-# Signs that a "summary" answers the question instead of restating it. "you can" and "you
-# should" are answers unless the user asks about them ("whether you can ...").
-_NOT_ASKED = r"(?<!\bif )(?<!\bwhether )(?<!\bhow )(?<!\bwhat )(?<!\bwhere )(?<!\bwhy )(?<!\bwhen )"
-_ANSWER_SIGNS: dict[str, str] = {
-    "yes/no reply": r"^\W*(yes|no|nope|yep|sure|certainly|absolutely|of course|correct|not necessarily)\b\s*[,.!:;-]",
-    "it means": r"\b(it|this|that) (means|indicates|is because|happens because)\b",
-    "you can": _NOT_ASKED + r"\byou (can|could|may|might)(?!n?['’]t|not)( also| simply| just)? (use|try|run|do|install|change|set|edit|add|open|check|press|type|find|get|see|list|view|disable|enable)\b",
-    "you should": _NOT_ASKED + r"\byou (should|need to|must|have to|will need|'ll need|'d need|want to)\b",
-    "to fix": _NOT_ASKED + r"\bto (fix|solve|resolve|do) (this|it|that)\b",
-    "run a command": r"\b(run|type|execute|enter|use)( the)?( command)? `(?![^.?!]*\?\s*$)",
-    "code block": r"```",
-    "replies as the help desk": (r"\b(can|may|could) i (help|assist) you\b|\bwhat can i do for you\b|"
-                                 r"\bhow can i (help|assist)\b|\bi('d| would) be (happy|glad) to\b|"
-                                 r"\bi('m| am) sorry\b|\bi apologi[sz]e\b"),
-    "numbered steps": r"(^|\n)\s*(\d+[.)]|step \d+:?)\s",
-    "here is how": r"\bhere('s| is) (how|what|a)\b|\bthe (answer|solution|fix) is\b",
-    "imperative": r"^\W*(run|use|type|press|click|open|go to|navigate to|install|make sure|try|simply|first,)\b(?![^.?!]*\?\s*$)",
-}
-# Signs that a "problem statement" is a fix or instructions rather than the problem.
-_SOLUTION_SIGNS: dict[str, str] = {
-    # verbs that rarely start a problem statement, and verbs that are also nouns ("Update
-    # manager crashes", "Boot partition is full"), the latter only before an object
-    "imperative": (r"^\W*(run|use|type|press|click|open|go|navigate|install|uninstall|reinstall|make sure|"
-                   r"try|simply|first|edit|add|enable|disable|remove|delete|download|mount|unmount|"
-                   r"restart|reboot|select|create|configure|replace|rename|ask|join|see|purge|fix|"
-                   r"repair|connect|apply|modify|follow|visit|append|insert|recreate|reformat|specify|"
-                   r"avoid|don't|do not|never|always|please)\b"
-                   r"|^\W*(set|change|check|update|upgrade|format|boot|load|build|start|stop|switch|copy|"
-                   r"move|turn|reset|read|look|search|get|put|write|kill|compile|call|define|plug|"
-                   r"unplug|upload|save|add)\s+(the|your|it|a|an|to|this|that|all|from|with|in|into|on|"
-                   r"off|up|out|sudo|`)\b"),
-    "you should": r"\byou (should|need to|must|have to|can|could|may|might|will need|'ll need)\b(?!n?['’]t|not)",
-    "to fix": r"\bto (fix|solve|resolve) (this|it|that|the)\b|\bthe (solution|fix|answer) is\b",
-    "the user should": r"\b(the )?user (should|needs to|must|has to|can|could)\b(?!n?['’]t|not)",
-    "run a command": r"(?<!how to )\b(run|type|execute|enter|use)( the)?( command)? `|```|\bsudo \w",
-    "can be used": r"\b(can|could|should|must) be (used|done|fixed|solved|run|installed|changed|set)\b",
-    "by doing": r"^\W*by \w+ing\b",
-    "numbered steps": r"(^|\n)\s*(\d+[.)]|step \d+:?)\s",
-    "question": r"\?\s*$",
-}
-_ANSWER_RE = {k: re.compile(v, re.I) for k, v in _ANSWER_SIGNS.items()}
+# The signs are rules of the one catalogue (harness.aids.data_preprocess), each named by its
+# "sign" trait; guard_version() hashes them with the prompts, the examples and the length limit.
 # A small model copies a prompt's example when the post confuses it ("The computer is not
 # plugged in" for a question in Italian): the paper's examples and every quoted text of the
 # problem prompts (harness.selfscore.prompts) count as copied.
@@ -80,7 +42,7 @@ def copied_example(text: str) -> bool:
     quoted = re.findall(r'"([^"]+)"', prompts.PROBLEM_PROMPT + prompts.PROBLEM_FROM_SOLUTION_PROMPT
                         + prompts.SUMMARY_PROMPT)
     return _norm(text) in {_norm(q) for q in (*PAPER_EXAMPLES, *quoted)}
-_SOLUTION_RE = {k: re.compile(v, re.I) for k, v in _SOLUTION_SIGNS.items()}
+#: the version of the guard: a hash of the signs, the paper's examples and the length limit
 # how a restated question or request starts (the benchmark's verdict, with "ends with ?")
 _RESTATEMENT_START = re.compile(
     r"^\W*(how|what|why|when|where|which|who|whom|whose|can|could|is|are|am|was|were|do|does|did|"
@@ -88,13 +50,13 @@ _RESTATEMENT_START = re.compile(
     r"please|help|any|anyone|someone|somebody|if|whether)\b", re.I)
 # a user's greeting before the request ("Hey there! I need ...", as IRC askers write)
 _GREETING = re.compile(r"^\W*(hey|hi|hello|ciao|hola|greetings)( there| guys| all| everyone| folks)?\b[\s,.!:;-]*", re.I)
-PROBLEM_MAX_WORDS = 30
+PROBLEM_MAX_WORDS = int(PREPROCESS_SOLUTION_SIGNS.limit("solution.max_words"))
 
 
 def answer_signs(text: str) -> list[str]:
     """The answer patterns a summary shows (empty: it does not answer the question)."""
     text = text.strip()
-    signs = [name for name, rx in _ANSWER_RE.items() if rx.search(text)]
+    signs = [PREPROCESS_ANSWER_SIGNS.entry(h.rule_id).trait("sign") for h in PREPROCESS_ANSWER_SIGNS.each(text)]
     if copied_example(text):
         signs.append("copied the prompt's example")
     return signs
@@ -118,7 +80,7 @@ def solution_signs(text: str) -> list[str]:
     """The signs that a problem statement is a fix, instructions or a question, or too long
     (empty: it reads as a problem)."""
     text = text.strip()
-    signs = [name for name, rx in _SOLUTION_RE.items() if rx.search(text)]
+    signs = [PREPROCESS_SOLUTION_SIGNS.entry(h.rule_id).trait("sign") for h in PREPROCESS_SOLUTION_SIGNS.each(text)]
     if len(text.split()) > PROBLEM_MAX_WORDS:
         signs.append("too long")
     if copied_example(text):
@@ -237,19 +199,18 @@ async def extract(kind: str, question: str, extractor: RoleClient,
 
 def guard_version() -> str:
     """The version of the aid ``preprocessing_guard``: a hash of the harness's preprocessing
-    prompts, the retry prompts and the signs that flag an output."""
-    from harness.aids import content_version
-    return content_version(
-        "guard", prompts.SUMMARY_SYSTEM, prompts.SUMMARY_PROMPT, prompts.PROBLEM_SYSTEM, prompts.PROBLEM_PROMPT,
-        prompts.PROBLEM_FROM_SOLUTION_PROMPT, SUMMARY_RETRY, PROBLEM_RETRY, _ANSWER_SIGNS, _SOLUTION_SIGNS,
-        {"problem_max_words": PROBLEM_MAX_WORDS}, list(PAPER_EXAMPLES))
+    prompts, the retry prompts, the two sign sets (with the length limit) and the examples
+    that count as copied."""
+    return version_of("preprocessing-guard", [
+        prompts.SUMMARY_SYSTEM, prompts.SUMMARY_PROMPT, prompts.PROBLEM_SYSTEM, prompts.PROBLEM_PROMPT,
+        prompts.PROBLEM_FROM_SOLUTION_PROMPT, SUMMARY_RETRY, PROBLEM_RETRY,
+        PREPROCESS_ANSWER_SIGNS, PREPROCESS_SOLUTION_SIGNS, *PAPER_EXAMPLES])
 
 
 def paper_preprocessing_version() -> str:
     """What a preprocessing row of the paper's prompts records as its prompt version (a hash of
     the two texts): the cache never mixes them with the guarded prompts' outputs."""
-    from harness.aids import content_version
-    return content_version("paper-pre", prompts.PAPER_SUMMARY_PROMPT, prompts.PAPER_PROBLEM_PROMPT)
+    return version_of("paper-preprocessing", [prompts.PAPER_SUMMARY_PROMPT, prompts.PAPER_PROBLEM_PROMPT])
 
 
 async def preprocessed_text(kind: str, problem_id: str, question: str, extractor: RoleClient,

@@ -24,6 +24,7 @@ import asyncio
 from typing import Sequence
 
 from graphs.protocols import Judgment, Message, Problem
+from harness.aids import SOLVED_THRESHOLDS, version_of
 from harness.aids.evidence import not_a_fix, reaction
 from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore import prompts
@@ -31,8 +32,8 @@ from harness.selfscore.judge_input import JudgeInput
 from harness.selfscore.judge_messages import escape_judged_text, judge_messages
 
 EVIDENCE_VERSION = "ev4"  # ev4: no confirmation in a clause that ends in "?"; ev3: the confirmation questions on a reported result (ev2: two phrasings; ev1: one)
-ANSWER_THRESHOLD = 0.5
-"""P(the answer fixes the problem) at or above which it counts as the fix."""
+ANSWER_THRESHOLD = SOLVED_THRESHOLDS.limit("solved.answer")
+"""P(the answer fixes the problem) at or above which it counts as the fix (``solved.answer``)."""
 
 ANSWER_QUESTION = """The user's underlying problem: <problem>{problem}</problem>
 {reference}Question: does the latest AGENT message tell the user how to fix exactly this problem (a fix for its cause, not for a neighbouring problem)? A question back to the user, general advice, sending the user elsewhere or a fix for a different cause is No. Answer Yes or No, one word, not JSON."""
@@ -40,6 +41,17 @@ ANSWER_QUESTION_ALT = """The user's underlying problem: <problem>{problem}</prob
 {reference}Question: if the user does exactly what the latest AGENT message says, is this problem gone (its cause fixed)? A question, general advice, a pointer elsewhere or a step for another cause is No. Answer Yes or No, one word, not JSON."""
 QUESTIONS = (("q1", ANSWER_QUESTION), ("q2", ANSWER_QUESTION_ALT))
 REFERENCE = "The fix that solved it: <solution>{solution}</solution>\n"
+
+
+def solved_rules_version() -> str:
+    """The version of everything the ``solved_rules`` aid decides by, read now (a changed rule
+    changes it): the judges' prompt version and the solved-check's questions (the confirmation
+    and the answer questions), the solved-check's cues and success claim, the evidence rules,
+    the helpfulness bounds it vetoes with, and the thresholds."""
+    from harness.aids import EVIDENCE, HB, SOLVED_CUES, SUCCESS_CLAIM, SOLVED_THRESHOLDS
+    return version_of("solved-rules", [
+        prompts.PROMPT_VERSION, prompts.SOLVED_CONFIRMED, prompts.SOLVED_CONFIRMED_ALT, ANSWER_QUESTION,
+        ANSWER_QUESTION_ALT, REFERENCE, SOLVED_CUES, SUCCESS_CLAIM, EVIDENCE, HB, SOLVED_THRESHOLDS])
 class EvidenceSolvedCheck:
     """Method ``evidence``: solved when the user confirms the previous answer, or when an answer
     (the latest, or the previous one the user accepted) is judged to fix the problem."""
@@ -135,6 +147,7 @@ class EvidenceSolvedCheck:
         p_confirmed = (parsed.get("confirmation") or {}).get("p_confirmed")
         parsed.update(solved=solved, decided_by="questions" if asked or p_confirmed is not None else "rules",
                       judge_value=(any(a["p_llm"] >= self.threshold for a in asked)
-                                   or (p_confirmed is not None and p_confirmed >= 0.5))
+                                   or (p_confirmed is not None
+                                       and p_confirmed >= SOLVED_THRESHOLDS.limit("solved.confirmed")))
                       if asked or p_confirmed is not None else None)
         return view.record(Judgment(**base, status="ok", value=solved, reason=reason, calls=calls, parsed=parsed))

@@ -20,6 +20,7 @@ FACE = {
     "fallback_version": "users",
     "outcome_version": "users",
     "Violation": "checks",
+    "user_checks_version": "checks",
     "contradicts_facts": "checks",
     "rule_violations": "checks",
     "strip_copied_instructions": "checks",

@@ -13,7 +13,6 @@ patterns, word lists and limits of the checks here are data in ``harness.aids.da
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -21,9 +20,20 @@ from graphs.protocols import LLMCall, Message, Problem
 from harness.aids.cues import agent_hits, claims_success, persisting_cues, result_cues
 from harness.aids.data_text import TEXT
 from harness.aids.data_user import USER_CHECKS
+from harness.aids.rules import version_of
 from harness.aids.text import copied_fraction, plain_words, terms
 from harness.simuser import prompts
 from harness.simuser.personas import Plan, deviations, named_details, persona, sentences, told_facts
+
+
+
+def user_checks_version() -> str:
+    """The version of what decides a regeneration, read now: every rule, word list and limit the
+    checks read (``USER_CHECK_RULES``), the text spans they cut by (sentences), and the note the
+    regenerated draft is asked with (``prompts.USER_REGENERATION``)."""
+    from harness.aids import TEXT_SPANS, USER_CHECK_RULES
+    return version_of("user-regenerations", [USER_CHECK_RULES, TEXT_SPANS, prompts.USER_REGENERATION])
+
 
 # --- the simulator's own instructions, copied into its message ---------------------------------
 # The 1.5B sometimes writes the outcome note it was given ("If the agent asked you something,
@@ -65,7 +75,7 @@ def strip_copied_instructions(message: str, notes: Sequence[str] = ()) -> tuple[
     ``notes``: a persona's notes of the turn (``harness.simuser.personas.Plan.texts``), cut too."""
     runs, whole = _instruction_runs(notes), _instruction_text(notes)
     kept, cut = [], []
-    for sentence in re.split(r"(?<=[.!?)])\s+", message.strip()):
+    for sentence in sentences(message):
         words = plain_words(sentence)
         copied = any(tuple(words[i:i + _COPY_RUN]) in runs for i in range(len(words) - _COPY_RUN + 1)) \
             or (len(words) >= 4 and _META_WORDS.intersection(words) and f" {' '.join(words)} " in whole)

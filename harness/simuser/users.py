@@ -3,6 +3,7 @@ thread, and the scripted user."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Mapping, Sequence
 
@@ -257,19 +258,19 @@ def _honest_not_fixed(attempts: list[dict], text: str) -> tuple[str, str | None]
 def outcome_version() -> str:
     """The version of the simulator method ``decided``: a hash of its outcome question, the
     notes the reply is written under, the thresholds, the limits and the fix-term rules."""
-    from harness.aids import FIX_TERMS, TEXT, content_version
-    return content_version(
-        "outcome", prompts.USER_OUTCOME, prompts.USER_OUTCOME_SOLUTION, prompts.USER_FIXED, prompts.USER_NOT_FIXED,
-        {"with_terms": FIX_THRESHOLD_WITH_TERMS, "without_terms": FIX_THRESHOLD_WITHOUT_TERMS,
-         "no_solution": FIX_THRESHOLD, "solution_chars": OUTCOME_SOLUTION_CHARS,
-         "agent_chars": OUTCOME_AGENT_CHARS}, FIX_TERMS, TEXT)
+    from harness.aids import FIX_TERMS, TEXT, version_of
+    thresholds = json.dumps({"with_terms": FIX_THRESHOLD_WITH_TERMS, "without_terms": FIX_THRESHOLD_WITHOUT_TERMS,
+                             "no_solution": FIX_THRESHOLD, "solution_chars": OUTCOME_SOLUTION_CHARS,
+                             "agent_chars": OUTCOME_AGENT_CHARS}, sort_keys=True)
+    return version_of("user-outcome", [prompts.USER_OUTCOME, prompts.USER_OUTCOME_SOLUTION, prompts.USER_FIXED,
+                                       prompts.USER_NOT_FIXED, thresholds, FIX_TERMS, TEXT])
 
 
 def fallback_version() -> str:
     """The version of the aid ``user_fallback``: a hash of the scripted line and the kinds of
     violation that make a draft misleading."""
-    from harness.aids import content_version
-    return content_version("fallback", NOT_FIXED_FALLBACK, sorted(_MISLEADING))
+    from harness.aids import version_of
+    return version_of("user-fallback", [NOT_FIXED_FALLBACK, *sorted(_MISLEADING)])
 
 
 class ScriptedUser:

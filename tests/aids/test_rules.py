@@ -105,9 +105,9 @@ def test_every_entry_has_an_id_a_decision_a_language_and_a_reason_and_ids_are_un
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
     for e in ENTRIES:
         assert e.id and e.decides.strip() and e.why.strip(), e
-        assert re.fullmatch(r"[a-z]+\.[a-z_]+", e.id), e.id
+        assert re.fullmatch(r"[a-z]+\.[a-z0-9_]+", e.id), e.id
         if not isinstance(e, Limit):
-            assert e.language == "en"
+            assert e.language in {"en", "multi", "de", "fr", "es", "it", "pt", "nl", "sv", "pl"}, e.id
 
 
 def test_every_pattern_compiles_and_every_family_entry_is_in_a_rule_set():
@@ -122,9 +122,15 @@ def test_every_pattern_compiles_and_every_family_entry_is_in_a_rule_set():
     assert len(names) == len(set(names))
 
 
-def test_the_versions_that_judgments_record_are_the_families_versions():
-    assert RULES_VERSION == HB.version and RULES_VERSION.startswith("hb-")
+def test_a_run_records_the_version_a_bounded_judgment_records_and_it_moves_with_a_band(monkeypatch):
+    from harness import compose
+    from harness.aids import helpfulness_bounds
+    recorded = compose.aid_versions()["helpfulness_bounds"]
+    assert recorded == RULES_VERSION and recorded.startswith("helpfulness-bounds-")
     assert SOLVED_CUES_VERSION == catalogue.rule_set("solved-cues").version
+    limits = [Limit(x.id, x.value + 1, x.decides, x.why) if x.id == "band.outcome" else x for x in HB.limits]
+    monkeypatch.setattr(helpfulness_bounds, "HB", RuleSet(HB.name, HB.rules, HB.word_lists, limits))
+    assert compose.aid_versions()["helpfulness_bounds"] != recorded
 
 
 def test_hit_counts_count_texts_per_rule():
