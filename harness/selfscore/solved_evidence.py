@@ -47,11 +47,15 @@ def solved_rules_version() -> str:
     """The version of everything the ``solved_rules`` aid decides by, read now (a changed rule
     changes it): the judges' prompt version and the solved-check's questions (the confirmation
     and the answer questions), the solved-check's cues and success claim, the evidence rules,
-    the helpfulness bounds it vetoes with, and the thresholds."""
+    the helpfulness bounds it vetoes with, the thresholds, and the evidence check's own logic
+    version (:data:`EVIDENCE_VERSION`, bumped by hand when its code changes)."""
     from harness.aids import EVIDENCE, HB, SOLVED_CUES, SUCCESS_CLAIM, SOLVED_THRESHOLDS
     return version_of("solved-rules", [
         prompts.PROMPT_VERSION, prompts.SOLVED_CONFIRMED, prompts.SOLVED_CONFIRMED_ALT, ANSWER_QUESTION,
-        ANSWER_QUESTION_ALT, REFERENCE, SOLVED_CUES, SUCCESS_CLAIM, EVIDENCE, HB, SOLVED_THRESHOLDS])
+        ANSWER_QUESTION_ALT, REFERENCE, SOLVED_CUES, SUCCESS_CLAIM, EVIDENCE, HB, SOLVED_THRESHOLDS,
+        EVIDENCE_VERSION])
+
+
 class EvidenceSolvedCheck:
     """Method ``evidence``: solved when the user confirms the previous answer, or when an answer
     (the latest, or the previous one the user accepted) is judged to fix the problem."""

@@ -135,3 +135,11 @@ def test_version_of_hashes_every_part_kind_in_order_and_refuses_others():
     assert version_of("demo", ["prompt", RuleSet("demo", [rule]), rule, words, limit]) != base
     with pytest.raises(TypeError):
         version_of("demo", [0.5])
+
+
+def test_a_new_evidence_logic_version_changes_the_recorded_solved_rules_version(monkeypatch):
+    """The ev4 change was code, not a rule: its hand-set logic version is part of the hash too."""
+    from harness.selfscore import solved_evidence
+    before = recorded("solved_rules")
+    monkeypatch.setattr(solved_evidence, "EVIDENCE_VERSION", "ev5")
+    assert recorded("solved_rules") != before
