@@ -60,6 +60,7 @@ FACE = {
     "FIX_TERMS": "data_user",
     "USER_CHECKS": "data_user",
     "USER_CHECKS_VERSION": "data_user",
+    "USER_OUTCOME_THRESHOLDS": "data_user",
     "EVIDENCE": "evidence",
     "EVIDENCE_RULES_VERSION": "evidence",
     "SOLVED_THRESHOLDS": "evidence",

@@ -98,6 +98,22 @@ FIX_TERMS = RuleSet("fix-terms", [
           why="short words are too common to tell one fix from another"),
 ])
 
+USER_OUTCOME_THRESHOLDS = RuleSet("user-outcome-thresholds", limits=[
+    Limit(id="outcome.with_terms", value=0.55,
+          decides="the mean of the user model's P(yes) and the similarity to the real fix at or above which "
+                  "an agent message that names a distinctive term of the fix fixes the problem (user_outcome "
+                  "decided)",
+          why="set on the first 16 outcome scenarios with the 1.5B: fixes naming a term 0.56-0.80, non-fixes "
+              "0.30-0.55 (not held out; docs/selfscore.md, 'The simulated user')"),
+    Limit(id="outcome.without_terms", value=0.66,
+          decides="the same mean for a message that names no distinctive term of the fix",
+          why="fixes in other words 0.69-0.78; a generic list of sshd_config steps reached 0.62-0.65"),
+    Limit(id="outcome.no_solution", value=0.62,
+          decides="the same mean for a task without a known fix (the similarity is to the problem statement)",
+          why="the single threshold used before the fix terms: 7/8 fixes and 8/8 non-fixes on the set"),
+])
+"""The simulated user's outcome thresholds (method ``decided``): read by harness.simuser.users."""
+
 # everything the simulated user's rule checks read (harness.simuser.checks.rule_violations):
 # a changed rule changes the version the user's regenerations are recorded under
 USER_CHECK_RULES = RuleSet.joined("user-checks", [USER_CHECKS, TEXT, AGENT, SUCCESS_CLAIM, PERSISTING, RESULT,

@@ -13,7 +13,7 @@ from graphs.protocols import LLMCall, Message, Problem, Reply
 from harness.agents.history import as_chat, window
 from harness.aids.cues import claims_success
 from harness.aids.text import addressees, without_addresses
-from harness.aids import EMBEDDED_AIDS
+from harness.aids import EMBEDDED_AIDS, USER_OUTCOME_THRESHOLDS
 from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore.judge_messages import escape_judged_text
 from harness.selfscore.prompts import YES_NO_SYSTEM
@@ -44,15 +44,12 @@ def _facts_block(problem: Problem) -> str:
 
 # The outcome decision: the mean of P(yes) and the similarity to the real fix, against a
 # threshold that depends on whether the message names a distinctive term of the real fix
-# (harness.simuser.fix_terms). Measured on the first 16 outcome scenarios (harness/data/sanity/
-# user_outcome.jsonl) with the 1.5B: fixes that name a term 0.56-0.80, fixes that do not (another
-# fix for the same cause) 0.69-0.78, non-fixes 0.30-0.55 (none names a term). A single threshold
-# (0.62) missed two fixes and, in a batch, took a generic list of sshd_config and permission steps
-# (0.62-0.65, no term of the thread's ssh-copy-id fix) for the fix. These thresholds were set
-# on that set; the batch in docs/selfscore.md is the held-out check.
-FIX_THRESHOLD_WITH_TERMS = 0.55
-FIX_THRESHOLD_WITHOUT_TERMS = 0.66
-FIX_THRESHOLD = 0.62  # a task without a known solution: the similarity is to the problem statement
+# (harness.simuser.fix_terms). The thresholds are entries of the rule catalogue
+# (harness.aids.data_user.USER_OUTCOME_THRESHOLDS: what each decides and how it was set, on the
+# first 16 outcome scenarios of harness/data/sanity/user_outcome.jsonl; not held out).
+FIX_THRESHOLD_WITH_TERMS = USER_OUTCOME_THRESHOLDS.limit("outcome.with_terms")
+FIX_THRESHOLD_WITHOUT_TERMS = USER_OUTCOME_THRESHOLDS.limit("outcome.without_terms")
+FIX_THRESHOLD = USER_OUTCOME_THRESHOLDS.limit("outcome.no_solution")  # a task without a known solution
 
 REJECTED = prompts.USER_REJECTED  # why a draft was not used, told to the model when it writes again
 
@@ -259,11 +256,9 @@ def outcome_version() -> str:
     """The version of the simulator method ``decided``: a hash of its outcome question, the
     notes the reply is written under, the thresholds, the limits and the fix-term rules."""
     from harness.aids import FIX_TERMS, TEXT, version_of
-    thresholds = json.dumps({"with_terms": FIX_THRESHOLD_WITH_TERMS, "without_terms": FIX_THRESHOLD_WITHOUT_TERMS,
-                             "no_solution": FIX_THRESHOLD, "solution_chars": OUTCOME_SOLUTION_CHARS,
-                             "agent_chars": OUTCOME_AGENT_CHARS}, sort_keys=True)
+    limits = json.dumps({"solution_chars": OUTCOME_SOLUTION_CHARS, "agent_chars": OUTCOME_AGENT_CHARS})
     return version_of("user-outcome", [prompts.USER_OUTCOME, prompts.USER_OUTCOME_SOLUTION, prompts.USER_FIXED,
-                                       prompts.USER_NOT_FIXED, thresholds, FIX_TERMS, TEXT])
+                                       prompts.USER_NOT_FIXED, limits, USER_OUTCOME_THRESHOLDS, FIX_TERMS, TEXT])
 
 
 def fallback_version() -> str:

@@ -143,3 +143,12 @@ def test_a_new_evidence_logic_version_changes_the_recorded_solved_rules_version(
     before = recorded("solved_rules")
     monkeypatch.setattr(solved_evidence, "EVIDENCE_VERSION", "ev5")
     assert recorded("solved_rules") != before
+
+
+def test_a_user_outcome_threshold_changes_the_recorded_user_outcome_version(monkeypatch):
+    from harness.aids import USER_OUTCOME_THRESHOLDS
+    from harness.simuser import users
+    before = recorded("user_outcome")
+    monkeypatch.setattr(users, "USER_OUTCOME_THRESHOLDS",
+                        changed(USER_OUTCOME_THRESHOLDS, "outcome.with_terms", value=0.56))
+    assert recorded("user_outcome") != before
