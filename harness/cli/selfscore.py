@@ -326,7 +326,9 @@ def add_stored_run_commands(sub) -> None:
     p = sub.add_parser("compare", help="ANOVA, Tukey HSD, Mann-Whitney U, judge agreement and "
                        "reliability, weight sensitivity across runs; HTML report with plots")
     add_config_args(p)
-    p.add_argument("runs", nargs="+", help="run ids or names (one run gives its distributions only)")
+    p.add_argument("runs", nargs="+", help="run ids or names, or study ids (a study's runs); one run gives "
+                   "its distributions only. People (a live study) and the simulated user over one task "
+                   "set are also set side by side, paired by task")
     p.add_argument("--out", help="folder for report.html (default next to the store, compare/)")
     p.set_defaults(func=cmd_compare)
 

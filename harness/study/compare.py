@@ -4,9 +4,15 @@ Runs are compared on their per-interaction figures. Runs that share conversation
 its re-judged copies, see ``harness.selfscore.rejudge``) also give a judge comparison (per-turn agent
 helpfulness of the same turns under different judge models) and, when the same judge model
 judged them several times, the judge's reliability (per-item standard deviation).
+
+When one run's user is people (a live study) and another's the simulated user, the two are also
+set side by side task by task (:mod:`harness.study.people_vs_simulator`): printed after the usual
+comparison, added to the HTML report, and written to ``people_vs_simulator.json``. A study id
+names the study's runs (``live-<study>-<mode>-<agent>``).
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
@@ -14,8 +20,10 @@ from typing import Any, Sequence
 from harness.study.html_report import text_summary, write_html_report
 from harness.study.judge_statistics import judge_comparison, judge_reliability
 from harness.study.noise import compare_trials, noise_lines
+from harness.study.people_vs_simulator import pairs, side_by_side, study_runs
+from harness.study.people_vs_simulator_report import html_section, text_lines
 from harness.study.statistics import compare_runs, weight_sensitivity
-from store import StoreReader
+from store import StoreError, StoreReader
 
 WEIGHT_VECTORS = [(0.5, 0.4, 0.1), (1 / 3, 1 / 3, 1 / 3), (0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)]
 
@@ -42,6 +50,27 @@ def turn_scores(reader: StoreReader, run_id: str, key: str = "agent_helpfulness"
     return out
 
 
+def resolve_runs(reader: StoreReader, refs: Sequence[str]) -> list[dict]:
+    """The runs ``refs`` name: run ids or names, or study ids (each the study's runs).
+
+    Raises:
+        StoreError: a ref that names no run and no study, or a study without conversations.
+    """
+    runs: dict[str, dict] = {}
+    for ref in refs:
+        try:
+            found = [reader.run(ref)]
+        except StoreError:
+            ids = study_runs(reader, ref)
+            if ids is None:
+                raise
+            if not ids:
+                raise StoreError(f"Study {ref} has no conversations yet.") from None
+            found = [reader.run(i) for i in ids]
+        runs.update((r["id"], r) for r in found)
+    return list(runs.values())
+
+
 def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
             weight_vectors: Sequence[tuple[float, float, float]] = WEIGHT_VECTORS) -> tuple[Path, str]:
     """Write the comparison report for ``refs`` (run ids or names) and return it with a text summary.
@@ -50,7 +79,7 @@ def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
         StoreError: a run that is not in the store.
         ValueError: a run without any scored interaction.
     """
-    runs = [reader.run(ref) for ref in refs]
+    runs = resolve_runs(reader, refs)
     labels = _labels(runs)
     figures = {labels[r["id"]]: [s["figures"] for s in reader.scores(r["id"])] for r in runs}
     empty = [name for name, f in figures.items() if not f]
@@ -79,10 +108,16 @@ def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
             reliability = judge_reliability(dict(items))
     sensitivity = weight_sensitivity(figures, list(weight_vectors)) if len(figures) > 1 else None
     noise = compare_trials(figures) if len(figures) > 1 else None
+    people = [side_by_side(reader, p, s, labels) for p, s in pairs(reader, runs)]
     path = write_html_report(figures, out_dir, comparison=comparison, judge_comparison=judge_cmp,
                              reliability=reliability, sensitivity=sensitivity, noise=noise,
+                             sections=[html_section(p) for p in people],
                              title="SelfScore comparison: " + ", ".join(figures))
     summary = text_summary(figures, comparison)
     if noise:
         summary += "\n" + "\n".join(noise_lines(noise)) + "\n"
+    for section in people:
+        summary += "\n" + "\n".join(text_lines(section)) + "\n"
+    if people:
+        (Path(out_dir) / "people_vs_simulator.json").write_text(json.dumps(people, indent=1), encoding="utf-8")
     return path, summary

@@ -146,6 +146,7 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
                       reliability: Mapping[str, Any] | None = None,
                       sensitivity: Mapping[str, Any] | None = None,
                       noise: Mapping[str, Any] | None = None,
+                      sections: Sequence[str] = (),
                       embed_images: bool = False, seed: int | None = 0,
                       n_resamples: int = 10000) -> Path:
     """Write ``report.html`` (and ``report_files/*.png``) into ``out_dir``.
@@ -161,6 +162,8 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
         sensitivity: optional :func:`harness.study.statistics.weight_sensitivity` result.
         noise: optional :func:`harness.study.noise.compare_trials` result (the noise floor over
             trials, with a pass^k plot when a run has several trials).
+        sections: HTML sections made elsewhere, added at the end (people and the simulator
+            side by side, :mod:`harness.study.people_vs_simulator_report`).
         embed_images: embed PNGs as data URIs (a single file) instead of linking them.
 
     Returns:
@@ -205,6 +208,7 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
         parts.append(_sensitivity_html(sensitivity))
     if noise:
         parts += _noise_html(runs, noise, files, out_dir, embed_images)
+    parts += list(sections)
     page = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
             f"{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
