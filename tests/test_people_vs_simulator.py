@@ -206,3 +206,54 @@ def test_a_different_task_set_is_said_in_compare(store, tmp_path):
     writer.close()
     _, summary = compare(StoreReader(store), ["other_batch", LIVE], tmp_path / "cmp")
     assert "Different task sets: people played 'tasks'" in summary
+
+
+def test_a_real_study_and_a_fake_batch_over_its_task_set_are_set_side_by_side(tmp_path, tasks_file):
+    """The live app's own study and sessions (fake models) and a simulator batch on the same file:
+    the study's run records no sha256 (sessions opened as tests/test_study_status.py opens them),
+    the study's stands in; all three tasks pair, too few for an interval."""
+    import asyncio
+
+    from harness.compose import Runtime, run_selfscore
+    from harness.live.sessions import LiveSessions
+    from harness.live.studies import Studies, StudySpec
+    from harness.tasks.datasets import load_dataset
+    from tests.fakes import default_responder, fake_factory
+    from harness.config import load_config
+
+    cfg = load_config(overrides={"store": str(tmp_path / "s.sqlite"), "app": {"max_turns": 4, "messages_per_minute": 100},
+                                 "run": {"limit": 3, "max_turns": 4, "solved_check": "confirmation"}})
+    batch, _ = run_selfscore(cfg, load_dataset(str(tasks_file)), chat_models=fake_factory(default_responder(solve_at=3)))
+    runtime = Runtime(cfg, fake_factory(default_responder(solve_at=None)))
+    writer, reader = StoreWriter(cfg.store), StoreReader(cfg.store)
+    live = LiveSessions(runtime, writer, reader)
+    studies = Studies(live.store)
+    sid = studies.create(StudySpec(name="Side", dataset=str(tasks_file), task_limit=3, max_sessions=3))
+    pid = studies.join(sid, "alice-01", True)
+
+    async def three():
+        for _ in range(3):
+            task, agent, dataset = studies.next_assignment(sid, pid)
+            session = live.open(mode="user", agent=agent, study_id=sid, participant_id=pid, task=task,
+                                dataset=dataset.name)
+            await live.begin(session)
+            async for _ in live.send(session, "my wifi drops", participant_id=pid):
+                pass
+            await live.end(session, participant_id=pid)
+    asyncio.run(three())
+    try:
+        path, summary = compare(reader, [batch, sid], tmp_path / "cmp")
+    finally:
+        writer.close()
+        runtime.close()
+    runs = {r["id"]: r["name"] for r in reader.runs()}
+    assert f"{runs[f'live-{sid}-user-plain']} (people) vs {runs[batch]} (simulator)" in summary
+    assert "Tasks: 3 played by both, 0 only by people, 0 only by the simulator." in summary
+    assert "Only 3 tasks were played by both" in summary
+    line = next(ln for ln in summary.splitlines() if ln.startswith("turns per conversation"))
+    assert line.split()[3:] == ["1.00", "3.00", "1.00", "3.00", "-2.00", "-", "3"]
+    # one message per person: no later message to read an act or a length from on their side
+    line = next(ln for ln in summary.splitlines() if ln.startswith("later messages (words)"))
+    assert line.split()[3:] == ["n/a", "9.00", "n/a", "n/a", "n/a", "-", "0"]
+    assert "people: user_ended 3; simulator: solved 3" in summary and "one interval in twenty" not in summary
+    assert "People and the simulator side by side" in path.read_text()

@@ -208,8 +208,9 @@ def _side(reader: StoreReader, run: Mapping[str, Any], label: str, rows: Sequenc
             "personas": sorted({r["persona"] for r in rows if r["persona"]})}
 
 
-def notes(people: Mapping[str, Any], simulator: Mapping[str, Any]) -> list[str]:
-    """What the comparison cannot separate or leaves out, for these two sides."""
+def notes(people: Mapping[str, Any], simulator: Mapping[str, Any], shared: int) -> list[str]:
+    """What the comparison cannot separate or leaves out, for these two sides and ``shared``
+    tasks played by both."""
     out = ["Turn 1: the simulator's first message is the task's question word for word; people "
            "wrote their own from the scenario. The first message's length compares the two; the "
            "act mix reads only the later messages (the replies to the agent)."]
@@ -225,8 +226,9 @@ def notes(people: Mapping[str, Any], simulator: Mapping[str, Any]) -> list[str]:
                      for name, side in ((PEOPLE, people), (SIMULATOR, simulator)))
     out.append(f"How conversations ended ({ends}). People may end a session themselves; the "
                "simulator stops when the solved-check fires or at the turn limit.")
-    out.append(f"{len(FIGURES)} figures, each with its own 95% interval: when nothing differs, about one "
-               "interval in twenty still excludes 0.")
+    if shared >= MIN_SHARED_TASKS:
+        out.append(f"{len(FIGURES)} figures, each with its own 95% interval: when nothing differs, about one "
+                   "interval in twenty still excludes 0.")
     if simulator["personas"]:
         out.append("The simulator played persona(s): " + ", ".join(simulator["personas"]) + ".")
     left = [f"{side['unscored']} of {side['label']}" for side in (people, simulator) if side["unscored"]]
@@ -258,7 +260,7 @@ def side_by_side(reader: StoreReader, people_run: Mapping[str, Any], simulator_r
     shared = sorted(p_tasks & s_tasks)
     out.update(shared_tasks=shared, only_people=sorted(p_tasks - s_tasks),
                only_simulator=sorted(s_tasks - p_tasks), figures=figure_rows(p_rows, s_rows, seed),
-               sentence=overlap_sentence(len(shared)), notes=notes(people, simulator),
+               sentence=overlap_sentence(len(shared)), notes=notes(people, simulator, len(shared)),
                shared_conversations={PEOPLE: sum(r["task_id"] in s_tasks for r in p_rows),
                                      SIMULATOR: sum(r["task_id"] in p_tasks for r in s_rows)})
     return out
