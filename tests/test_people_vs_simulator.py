@@ -206,6 +206,9 @@ def test_a_different_task_set_is_said_in_compare(store, tmp_path):
     writer.close()
     _, summary = compare(StoreReader(store), ["other_batch", LIVE], tmp_path / "cmp")
     assert "Different task sets: people played 'tasks'" in summary
+    # the noise floor pairs tasks by id: over two task sets it pairs nothing and says why
+    assert "Noise floor: not computed: the runs played different task sets" in summary
+    assert "paired task" not in summary
 
 
 def test_a_real_study_and_a_fake_batch_over_its_task_set_are_set_side_by_side(tmp_path, tasks_file):

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from harness.study.html_report import text_summary, write_html_report
 from harness.study.judge_statistics import judge_comparison, judge_reliability
 from harness.study.noise import compare_trials, noise_lines
-from harness.study.people_vs_simulator import pairs, side_by_side, study_runs
+from harness.study.people_vs_simulator import pairs, side_by_side, study_runs, task_set
 from harness.study.people_vs_simulator_report import html_section, text_lines
 from harness.study.statistics import compare_runs, weight_sensitivity
 from store import StoreError, StoreReader
@@ -107,7 +107,9 @@ def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
                     items[item].append(score)
             reliability = judge_reliability(dict(items))
     sensitivity = weight_sensitivity(figures, list(weight_vectors)) if len(figures) > 1 else None
-    noise = compare_trials(figures) if len(figures) > 1 else None
+    # tasks are paired by id: runs over different task sets share ids by accident, not tasks
+    task_sets = different_task_sets(reader, runs)
+    noise = compare_trials(figures) if len(figures) > 1 and not task_sets else None
     people = [side_by_side(reader, p, s, labels) for p, s in pairs(reader, runs)]
     path = write_html_report(figures, out_dir, comparison=comparison, judge_comparison=judge_cmp,
                              reliability=reliability, sensitivity=sensitivity, noise=noise,
@@ -116,8 +118,24 @@ def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
     summary = text_summary(figures, comparison)
     if noise:
         summary += "\n" + "\n".join(noise_lines(noise)) + "\n"
+    elif task_sets:
+        summary += ("\nNoise floor: not computed: the runs played different task sets ("
+                    + ", ".join(task_sets) + "), so no task can be paired.\n")
     for section in people:
         summary += "\n" + "\n".join(text_lines(section)) + "\n"
     if people:
         (Path(out_dir) / "people_vs_simulator.json").write_text(json.dumps(people, indent=1), encoding="utf-8")
     return path, summary
+
+
+def different_task_sets(reader: StoreReader, runs: list[dict]) -> list[str]:
+    """The task sets of ``runs`` named (``'name' (sha256 ...)``) when they are not all one set
+    (the same sha256; by name where a run did not record it), else an empty list."""
+    sets = [task_set(reader, r) for r in runs]
+
+    def same(a: dict, b: dict) -> bool:
+        return a["sha256"] == b["sha256"] if a["sha256"] and b["sha256"] else a["name"] == b["name"]
+    if all(same(sets[0], t) for t in sets[1:]):
+        return []
+    named = {f"'{t['name']}'" + (f" (sha256 {t['sha256'][:12]})" if t["sha256"] else "") for t in sets}
+    return sorted(named)
