@@ -19,7 +19,7 @@ from harness.selfscore.judge_messages import escape_judged_text
 from harness.selfscore.prompts import YES_NO_SYSTEM
 from harness.selfscore.transcript import _clip
 from harness.simuser import checks as user_checks
-from harness.simuser import personas, prompts
+from harness.simuser import faults, personas, prompts
 from harness.simuser.fix_terms import asks_only, shared_fix_terms
 
 _ROLE_PREFIX = re.compile(r"^\s*(user|person|me|customer|agent|assistant)\s*:\s*", re.I)
@@ -192,6 +192,8 @@ class SimulatedUser:
                 simulator["fallback"] = fallback
         if plan is not None:
             simulator["persona"] = plan.record
+        # the sent message's simulator faults, flagged with the turn (a record: nothing is resent)
+        simulator["faults"] = faults.faults_record(text, problem, history, reply_fixed, plan, attempts)
         return Reply(text, calls, {"simulator": simulator})
 
     async def _drafts(self, problem: Problem, history: Sequence[Message], system: str, chat: list,
