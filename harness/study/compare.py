@@ -3,7 +3,9 @@
 Runs are compared on their per-interaction figures. Runs that share conversations (a run and
 its re-judged copies, see ``harness.selfscore.rejudge``) also give a judge comparison (per-turn agent
 helpfulness of the same turns under different judge models) and, when the same judge model
-judged them several times, the judge's reliability (per-item standard deviation).
+judged them several times, the judge's reliability (per-item standard deviation). A warning
+says when two runs differ more in simulator faults than in their solved rate or mean final score
+(``harness.study.fault_report.fault_warnings``).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness.study.fault_report import fault_figures, fault_warnings
 from harness.study.html_report import text_summary, write_html_report
 from harness.study.judge_statistics import judge_comparison, judge_reliability
 from harness.study.noise import compare_trials, noise_lines
@@ -40,6 +43,13 @@ def turn_scores(reader: StoreReader, run_id: str, key: str = "agent_helpfulness"
         for t in reader.turns(i["id"]):
             out[f"{name}#{t['turn_index']}"] = t[key]
     return out
+
+
+def _fault_warnings(reader: StoreReader, runs: list[dict], labels: dict[str, str]) -> list[str]:
+    """``fault_report.fault_warnings`` over the runs: their shares of fault-touched conversations
+    against their solved rates and mean final scores."""
+    found = {labels[r["id"]]: fault_figures(reader, r["id"]) for r in runs}
+    return fault_warnings({n: f["share"] for n, f in found.items()}, {n: f["all"] for n, f in found.items()})
 
 
 def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
@@ -79,10 +89,13 @@ def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
             reliability = judge_reliability(dict(items))
     sensitivity = weight_sensitivity(figures, list(weight_vectors)) if len(figures) > 1 else None
     noise = compare_trials(figures) if len(figures) > 1 else None
+    warnings = _fault_warnings(reader, runs, labels) if len(runs) > 1 else []
     path = write_html_report(figures, out_dir, comparison=comparison, judge_comparison=judge_cmp,
                              reliability=reliability, sensitivity=sensitivity, noise=noise,
-                             title="SelfScore comparison: " + ", ".join(figures))
+                             title="SelfScore comparison: " + ", ".join(figures), warnings=warnings)
     summary = text_summary(figures, comparison)
+    if warnings:
+        summary += "\n" + "\n".join(warnings) + "\n"
     if noise:
         summary += "\n" + "\n".join(noise_lines(noise)) + "\n"
     return path, summary
