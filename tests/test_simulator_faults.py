@@ -197,3 +197,18 @@ def test_the_warning_rule_compares_shares_in_points_and_means_relatively():
         [w.replace("40%", "20%") for w in warned[:1]]  # 8 points: more than 4, less than 20% relative
     assert fault_warnings({"A": 0.10, "B": 0.12}, summaries) == []
     assert fault_warnings({"A": None, "B": 0.4}, summaries)[0].startswith("Note: A has no simulator fault records")
+
+
+def test_deskbench_sanity_reads_the_fault_cases_through_the_simulated_user():
+    from harness.selfscore.sanity import fault_verdicts
+    from harness.selfscore.sanity_report import SanityReport
+    from harness.simuser import SimulatedUser
+    verdicts = fault_verdicts(SimulatedUser(client=None))
+    assert len(verdicts) == len(CASES) and all(v.right for v in verdicts)
+    lines = SanityReport([], [], "m", fault_rules=verdicts).lines()
+    assert lines[1] == ("Simulator-fault rules (hand-written cases, no model): right on 16/16 faulty and 16/16 "
+                        "clean messages (breaks_role 8/8, impossible_action 12/12, repeats_loop 6/6, "
+                        "unprompted_success 6/6).")
+    verdicts[0].got = False
+    assert "  fault rule breaks_role-1: expected yes, got no  <-- wrong" in \
+        SanityReport([], [], "m", fault_rules=verdicts).lines()

@@ -89,6 +89,12 @@ class SimulatedUser:
         reads its replies through it, since the method (``selfscore``) imports no ``simuser``."""
         return user_checks.read_reply(text, problem, history, fixed)
 
+    def fault_kinds(self, problem: Problem, history: Sequence[Message], text: str, fixed: bool | None) -> set[str]:
+        """The check kinds the simulator-fault check finds in ``text`` sent after ``history``
+        (``harness.simuser.faults.message_faults``): the fault sanity cases read them through
+        the user, since the method (``selfscore``) imports no ``simuser``."""
+        return {f["kind"] for f in faults.message_faults(text, problem, history, fixed)}
+
     def similarity(self, problem: Problem, agent_message: str) -> float:
         """Cosine similarity of the agent's message and the thread's real fix (the problem
         statement where the thread has none), with offline MiniLM embeddings
