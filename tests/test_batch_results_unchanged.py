@@ -60,7 +60,9 @@ TIMING_KEYS = {"timings", "latency_ms", "ttft_ms", "seconds", "wall_ms", "elapse
 #: judge's reminder, the preprocessing guard and the simulator's outcome method and fallback named
 #: as aids, the context limits and what a judge's prompt clipped recorded)
 NEW_AIDS = ("judge_reminder", "preprocessing_guard", "user_outcome", "user_fallback")
-ADDED_RECORDS = {"limits", "clipped", *NEW_AIDS}
+#: issue 42: the simulator faults of each sent user message (``extra["simulator"]["faults"]``), a
+#: record of what the checks found in the message as sent; no message, score or request changes
+ADDED_RECORDS = {"limits", "clipped", "faults", *NEW_AIDS}
 #: version strings, renamed when every version became a content hash (issue 43: ``hb-...`` became
 #: ``helpfulness-bounds-...``, ``manipulation-rules-2`` ``manipulation-...``): records, not results
 VERSION_KEYS = {"version", "rules_version"}

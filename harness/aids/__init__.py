@@ -61,6 +61,8 @@ FACE = {
     "USER_CHECKS": "data_user",
     "USER_CHECKS_VERSION": "data_user",
     "USER_OUTCOME_THRESHOLDS": "data_user",
+    "SIMULATOR_FAULTS": "data_user",
+    "FAULT_RULES": "data_user",
     "EVIDENCE": "evidence",
     "EVIDENCE_RULES_VERSION": "evidence",
     "SOLVED_THRESHOLDS": "evidence",

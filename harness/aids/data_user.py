@@ -119,3 +119,92 @@ USER_OUTCOME_THRESHOLDS = RuleSet("user-outcome-thresholds", limits=[
 USER_CHECK_RULES = RuleSet.joined("user-checks", [USER_CHECKS, TEXT, AGENT, SUCCESS_CLAIM, PERSISTING, RESULT,
                                                   AFTER_STEP])
 USER_CHECKS_VERSION = USER_CHECK_RULES.version
+
+# --- simulator faults the regenerations do not look for (issue 42): flagged, never regenerated ----
+_ROLE = ("the simulated user steps out of the asker's part: it refuses like an assistant or says it is "
+         "an AI (breaks_role) -> the message is a simulator fault (role_break), flagged with the turn")
+_ACTION = ("the simulated user reports an action a real asker does not do between two chat messages "
+           "(impossible_action) -> a simulator fault (impossible_action), flagged with the turn; not when "
+           "the sentence places it before the conversation (action.earlier) or the question or facts "
+           "report the same action")
+SIMULATOR_FAULTS = RuleSet("simulator-faults", [
+    Rule(id="role.refuses",
+         pattern=r"^\W*(?:i apologi[sz]e|(?:i'm|i am|im) (?:very |really |so )?sorry|sorry)\b[,.!]?\s*(?:but\s+)?"
+                 r"i (?:cannot|can't|can not|am unable to|'m unable to|am not able to|won't be able to|won't) "
+                 r"(?:help|assist|comply|fulfill|engage|support|provide (?:assistance|help|that information))\b"
+                 r"|\bi (?:cannot|can't|can not|am unable to|'m unable to|am not able to) (?:assist|comply|fulfill)\b"
+                 r"|\bi (?:cannot|can't|can not|am unable to|'m unable to) (?:help|assist) (?:you )?with "
+                 r"(?:that|this|your request|such requests?)\b",
+         decides=_ROLE,
+         why="in the 2026-12-06 demo the 1.5B user's whole turn-3 message was 'I apologize, but I cannot help "
+             "with that.', stored, judged (user helpfulness 5) and answered; an asker who cannot do a step "
+             "says 'I can't do that, no sudo here', which no alternative matches"),
+    Rule(id="role.ai_identity",
+         pattern=r"\b(?:as an ai\b|as a (?:large )?language model|as an? (?:ai|virtual|digital|helpful) assistant|"
+                 r"(?:i'm|i am) (?:just |only )?an? (?:ai\b|artificial intelligence|(?:large )?language model|"
+                 r"ai assistant|virtual assistant|digital assistant|chatbot|text-based (?:ai|model|assistant)))",
+         decides=_ROLE,
+         why="the refusals of an instruction-tuned model come with its self-description ('As an AI, I cannot "
+             "run commands'); an asker never says it (assistant.ai also makes the draft acts_as_agent and "
+             "regenerated; what is sent with it is a role break too)"),
+    Rule(id="action.reinstall_system",
+         pattern=r"\bi(?:'ve| have| had)?(?: then| also| even| just| finally| completely| actually)* "
+                 r"(?:tried |went ahead and |decided to )?(?:re-?install(?:ed|ing)|wip(?:ed|ing)|formatt?(?:ed|ing)|"
+                 r"eras(?:ed|ing)) (?:the |my |a )?(?:(?:entire |whole |complete |fresh )*(?:system|os|operating "
+                 r"system|ubuntu|windows|linux|debian|fedora|mint|distro|computer|machine|laptop|pc)|(?:entire |"
+                 r"whole |main |system )*hard (?:drive|disk)|(?:entire |whole |main |system )+(?:drive|disk))\b"
+                 r"(?!-|\s+(?:packages?|files?|settings|tray|librar|fonts?|clock|config|sounds?|updates?|python))"
+                 r"|\bi(?:'ve| have)?(?: then| also| even| just| finally)* (?:did|done|performed|made) (?:a )?"
+                 r"(?:fresh|clean|complete|full) (?:re-?)?install",
+         decides=_ACTION,
+         why="in the 2026-12-06 demo the 1.5B asker of ubuntu-irc-2008-07-14_18#1118 wrote on turn 3 'I ran "
+             "`sudo dpkg-reconfigure -a` and it didn't work. I then tried reinstalling the entire system.'; "
+             "reinstalling a package ('I reinstalled xserver-xorg', 'the system packages') or formatting a USB "
+             "drive is a step and passes"),
+    Rule(id="action.new_hardware",
+         pattern=r"\bi(?:'ve| have)?(?: then| also| even| just| finally)* (?:went out and |went and )?"
+                 r"(?:bought|purchased|ordered|got) (?:a |an |some )?(?:brand[- ])?new (?:laptop|computer|pc|"
+                 r"machine|motherboard|graphics card|video card|gpu|hard drive|hard disk|ssd|router|modem|monitor|"
+                 r"printer|power supply|psu|wifi card|wireless card|network card|card|adapter|dongle)\b"
+                 r"|\bi(?:'ve| have)?(?: then| also| even| just)* (?:replaced|swapped(?: out)?) (?:the |my )"
+                 r"(?:motherboard|graphics card|video card|gpu|hard drive|hard disk|ssd|power supply|psu|cpu|"
+                 r"processor|laptop|computer)\b",
+         decides=_ACTION,
+         why="a bought part does not arrive, nor is a motherboard swapped, between two messages of a chat; "
+             "a cable or a USB stick changed in a minute ('I plugged in another cable') passes"),
+    Rule(id="action.waited_days",
+         pattern=r"\b(?:waited|left it(?: running| alone| on)?|let it (?:run|sit)|gave it)(?: for)? (?:a (?:few |"
+                 r"couple (?:of )?)?|one |two |three |four |five |several |\d+ )(?:days?|weeks?|months?|nights?)\b"
+                 r"|\b(?:a|one|two|three|several|a few|a couple of) (?:days|weeks|months) later\b"
+                 r"|\bthe (?:next|following) (?:day|morning|week)\b",
+         decides=_ACTION,
+         why="days do not pass between two messages of a help-desk chat; 'I waited a few minutes' or 'it "
+             "started two days ago' passes"),
+    Rule(id="action.repair_shop",
+         pattern=r"\bi(?:'ve| have)?(?: then| also| even)* (?:took|brought|sent|returned) (?:it|the (?:laptop|"
+                 r"computer|pc|machine|printer)|my (?:laptop|computer|pc|machine|printer)) (?:in )?(?:back )?"
+                 r"(?:to|for) (?:a |the )?(?:repair|shop|store|technician|service|computer shop|geek squad)",
+         decides=_ACTION,
+         why="a trip to a repair shop does not fit between two chat messages"),
+    Rule(id="action.earlier",
+         pattern=r"\b(?:before (?:i (?:asked|came|posted|wrote|contacted)|asking|coming here|posting|writing)|"
+                 r"(?:days?|weeks?|months?|years?) ago|last (?:night|week|month|year|time)|yesterday|previously|"
+                 r"earlier (?:today|this week)|in the past|a while back|already)\b",
+         decides="a sentence that places an impossible action before the conversation is the asker's history, "
+                 "not a fault",
+         why="'I already reinstalled Ubuntu twice before asking here' is something a real asker says"),
+], limits=[
+    Limit(id="loop.in_a_row", value=3,
+          decides="the same user message (same words, case and punctuation aside) sent this many times in a "
+                  "row is a verbatim repeat loop (repeats_loop -> repeat_loop), whatever its length; twice "
+                  "is one when the agent sent its previous message again too (both sides loop)",
+          why="in the trials (5 tasks x 4 trials) both sides repeated their previous message verbatim for "
+              "turns 3-6 of cooperative runs; repeats_earlier reads only messages of 20 words or more, and a "
+              "real asker says 'Still drops.' twice after two different steps"),
+])
+"""The simulator-fault rules (``harness.simuser.faults``): checked on the message sent, recorded
+with the turn and flagged; the regenerations (``USER_CHECK_RULES``) do not read them."""
+
+# everything the simulator-fault check reads (harness.simuser.faults): the regeneration checks, the
+# fault rules above, and the fix-term rules that tell a message that only asks (unprompted_success)
+FAULT_RULES = RuleSet.joined("simulator-fault-rules", [USER_CHECK_RULES, SIMULATOR_FAULTS, FIX_TERMS])

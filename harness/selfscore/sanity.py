@@ -30,6 +30,10 @@ persona turn by turn and reads each reply for the act the persona's schedule exp
 (``harness.selfscore.sanity_personas``); its cooperative scenario passes only when no deviation
 appears, so a user that deviates everywhere fails it.
 
+The simulator-fault cases (``data/sanity/user_faults.jsonl``) are read by the simulated user's own
+fault rules (``SimulatedUser.fault_kinds``), with no model: a case is right when the rules find
+its kind exactly when the case says the message has it.
+
 The sets are in ``harness.selfscore.sanity_sets``, the report in ``harness.selfscore.sanity_report``;
 this module judges them.
 """
@@ -44,7 +48,7 @@ from harness.selfscore.judges import SelfScoreJudges, StructuredJudge, judge_com
 from harness.selfscore.sanity_personas import play_persona_case
 from harness.selfscore.sanity_report import PersonaCase, SanityReport, StabilityCase, TurnPair, Verdict
 from harness.selfscore.sanity_sets import (COMPLEXITY_PAIRS, HELPFULNESS_PAIRS, STABILITY_CASES, STABILITY_REPEATS,
-                                           balanced, outcome_cases, persona_cases, solved_cases, turn_case_group,
+                                           balanced, fault_cases, outcome_cases, persona_cases, solved_cases, turn_case_group,
                                            turn_helpfulness_cases)
 from harness.selfscore.scoring import weighted_complexity
 
@@ -206,9 +210,21 @@ async def run_sanity(judge: StructuredJudge, complexity_judge: StructuredJudge,
     solved_verdicts = list(await asyncio.gather(*(counted(run.solved_case(x)) for x in sc)))
     outcomes = list(await asyncio.gather(*(counted(run.outcome_case(x)) for x in oc)))
     played = list(await asyncio.gather(*(counted(run.persona_case(x)) for x in pc)))
+    faults = fault_verdicts(user) if user is not None and hasattr(user, "fault_kinds") else []
     return SanityReport(list(zip(h[0::2], h[1::2])), list(zip(c[0::2], c[1::2])), judge.client.model_name,
                         solved=solved_verdicts, outcome=[d for d, _ in outcomes],
                         replies=[r for _, r in outcomes if r is not None] if replies else [],
                         solved_method=judges.solved_method,
                         user_model=user.client.model_name if user is not None else "",
-                        turn_pairs=turn_pairs, stability=stable, personas=played)
+                        turn_pairs=turn_pairs, stability=stable, personas=played, fault_rules=faults)
+
+
+def fault_verdicts(user) -> list[Verdict]:
+    """The simulator-fault cases read by ``user``'s fault rules (``fault_kinds``; no model call)."""
+    out = []
+    for case in fault_cases():
+        problem = Problem("sanity", case["question"], None, None, facts=case["facts"])
+        history = [Message(role, text) for role, text in case["history"]]
+        found = case["kind"] in user.fault_kinds(problem, history, case["message"], case["fixed"])
+        out.append(Verdict(case["id"], case["expect"], found, case["kind"]))
+    return out

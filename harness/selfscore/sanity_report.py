@@ -123,6 +123,7 @@ class SanityReport:
     turn_pairs: list[TurnPair] = field(default_factory=list)
     stability: list[StabilityCase] = field(default_factory=list)
     personas: list[PersonaCase] = field(default_factory=list)
+    fault_rules: list[Verdict] = field(default_factory=list)
 
     @property
     def largest_spread(self) -> float | None:
@@ -179,6 +180,8 @@ class SanityReport:
                        f"{ns}/{nn} non-fixes" + (self._reply_line() if self.replies else "") + ".")
         if self.personas:
             out.append(self._persona_line())
+        if self.fault_rules:
+            out.append(self._fault_line())
         for i, (good, bad) in enumerate(self.helpful_pairs):
             out.append(f"  helpfulness pair {i + 1}: helpful {good} vs useless {bad}"
                        + ("" if good is not None and bad is not None and good > bad else "  <-- wrong order"))
@@ -200,7 +203,17 @@ class SanityReport:
                            f"{'  (' + c.detail + ')' if c.detail else ''}" + ("" if c.right else "  <-- wrong"))
         for c in self.personas:
             out.extend(_persona_case_lines(c))
+        out += [f"  fault rule {c.id}: expected {'yes' if c.expected else 'no'}, got {'yes' if c.got else 'no'}"
+                "  <-- wrong" for c in self.fault_rules if not c.right]
         return out
+
+    def _fault_line(self) -> str:
+        ys, yn, ns, nn = class_counts(self.fault_rules)
+        kinds = sorted({c.detail for c in self.fault_rules})
+        per_kind = ", ".join(f"{k} {sum(c.right for c in self.fault_rules if c.detail == k)}/"
+                             f"{sum(c.detail == k for c in self.fault_rules)}" for k in kinds)
+        return (f"Simulator-fault rules (hand-written cases, no model): right on {ys}/{yn} faulty and "
+                f"{ns}/{nn} clean messages ({per_kind}).")
 
     def _persona_line(self) -> str:
         behaved = sum(bool(c.behaved) for c in self.personas)

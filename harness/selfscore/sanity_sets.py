@@ -36,6 +36,13 @@ def persona_cases() -> list[dict]:
     return _load("personas.jsonl")
 
 
+def fault_cases() -> list[dict]:
+    """The simulator-fault rules' hand-written cases (``user_faults.jsonl``): a message, the
+    conversation before it, the outcome it reports (None: none decided), a fault kind and
+    whether the message has it (as many "no" as "yes" per kind)."""
+    return _load("user_faults.jsonl")
+
+
 def turn_case_group(case: dict) -> str:
     """The rubric a turn-helpfulness case tests: ``agent``, ``user`` (a later reply) or ``first``."""
     return "first" if case["first"] else case["role"]

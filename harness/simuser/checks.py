@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from graphs.protocols import LLMCall, Message, Problem
-from harness.aids.cues import agent_hits, claims_success, persisting_cues, result_cues
+from harness.aids.cues import agent_hits, claims_success_hits, persisting_cues, result_cues, result_hits
 from harness.aids.data_text import TEXT
 from harness.aids.data_user import USER_CHECKS
 from harness.aids.rules import version_of
@@ -100,6 +100,7 @@ class Violation:
 
     kind: str  # leaks_solution | acts_as_agent | contradicts_facts | false_success | missed_success | repeats_earlier | echoes_agent | ...
     evidence: str
+    rules: tuple[str, ...] = ()  # the catalogue entries that decided it (the simulator-fault record)
 
     def as_dict(self) -> dict:
         """The violation as stored in the simulator record (evidence cut to 160 characters)."""
@@ -234,9 +235,10 @@ def persona_violations(message: str, problem: Problem, history: Sequence[Message
         return []
     if act.name == "withholds":  # a fact told, or one made up in its place ("an Intel card")
         named = named_details(message, problem, history)
-        return [Violation("misses_persona", f"withholds: named {', '.join(named)}")] if named else []
+        return [Violation("misses_persona", f"withholds: named {', '.join(named)}", ("persona.withholds",))] \
+            if named else []
     if plan.marks is not None and not plan.act_sentences(message):
-        return [Violation("misses_persona", f"{act.name}: no sentence does it")]
+        return [Violation("misses_persona", f"{act.name}: no sentence does it", (f"persona.{act.name}",))]
     return []
 
 
@@ -245,28 +247,31 @@ def _rule_violations(message: str, problem: Problem, history: Sequence[Message],
     out: list[Violation] = []
     like_agent = agent_hits(message)
     if like_agent:  # the first rule in order that matches
-        out.append(Violation("acts_as_agent", like_agent[0].text))
+        out.append(Violation("acts_as_agent", like_agent[0].text, (like_agent[0].rule_id,)))
     leaked = leaked_terms(message, problem, history)
     if leaked and _is_leak(leaked):
-        out.append(Violation("leaks_solution", ", ".join(leaked)))
+        decisive = "term.technical" if any(_TECHNICAL_RE.search(t) for t in leaked) else "leak.min_terms"
+        out.append(Violation("leaks_solution", ", ".join(leaked), ("leak.stop_words", decisive)))
     earlier = repeated_message(message, history)
     if earlier is not None:
-        out.append(Violation("repeats_earlier", earlier))
+        first = next((m.content for m in history if m.role == "user"), None)
+        out.append(Violation("repeats_earlier", earlier,
+                             ("repeat.question",) if earlier == first else ("repeat.verbatim", "repeat.verbatim_words")))
     if echoed_agent(message, history) is not None:
-        out.append(Violation("echoes_agent", message))
+        out.append(Violation("echoes_agent", message, ("echo.limit", "echo.min_run")))
     conflicts = version_conflicts(message, problem.facts, problem.question)
     for conflict in conflicts:
-        out.append(Violation("contradicts_facts", conflict))
+        out.append(Violation("contradicts_facts", conflict, ("version.product",)))
     if not conflicts:
         invented = invented_versions(message, problem, history)
         if invented:
-            out.append(Violation("invents_detail", ", ".join(invented)))
-    success = claims_success(message)
+            out.append(Violation("invents_detail", ", ".join(invented), ("version.product",)))
+    success = claims_success_hits(message)
     if fixed is False and (success or (result_cues(message) and not persisting_cues(message))):
         # under a not-fixed outcome a reported result must say the problem stays ("Now, Hardy is
         # loading." and "After updating the system, the problem should be resolved." passed the
         # success rule alone in a batch, and the solved-check took them for confirmations)
-        out.append(Violation("false_success", message))
+        out.append(Violation("false_success", message, tuple(h.rule_id for h in success or result_hits(message))))
     elif fixed is True and not success:
         out.append(Violation("missed_success", message))
     return out

@@ -290,6 +290,15 @@ def persona(name: str | None) -> Persona:
                          f"{', '.join(PERSONA_NAMES)}") from None
 
 
+def marks_version() -> str:
+    """The version of what decides a missed persona act (``checks.persona_violations``): each
+    act's name and the pattern its sentences are found by (a changed mark changes it)."""
+    from harness.aids import version_of
+    acts = sorted({a.name: a for p in PERSONAS.values() for a in p.acts}.items())
+    return version_of("persona-acts", [f"{name}={a.marks.pattern if a.marks else ''}" for name, a in acts]
+                      + [f"tangent.{k}={v.pattern}" for k, v in sorted(TANGENT_MARKS.items())])
+
+
 # --- what the sanity check and the tests read in a reply ------------------------------------------
 def details(text: str) -> set[str]:
     """The specific terms of ``text``, lowercased: a name (capitalized, not a sentence's first

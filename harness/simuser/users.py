@@ -19,7 +19,7 @@ from harness.selfscore.judge_messages import escape_judged_text
 from harness.selfscore.prompts import YES_NO_SYSTEM
 from harness.selfscore.transcript import _clip
 from harness.simuser import checks as user_checks
-from harness.simuser import personas, prompts
+from harness.simuser import faults, personas, prompts
 from harness.simuser.fix_terms import asks_only, shared_fix_terms
 
 _ROLE_PREFIX = re.compile(r"^\s*(user|person|me|customer|agent|assistant)\s*:\s*", re.I)
@@ -88,6 +88,12 @@ class SimulatedUser:
         (``harness.simuser.checks.read_reply``): the persona sanity check is handed the user and
         reads its replies through it, since the method (``selfscore``) imports no ``simuser``."""
         return user_checks.read_reply(text, problem, history, fixed)
+
+    def fault_kinds(self, problem: Problem, history: Sequence[Message], text: str, fixed: bool | None) -> set[str]:
+        """The check kinds the simulator-fault check finds in ``text`` sent after ``history``
+        (``harness.simuser.faults.message_faults``): the fault sanity cases read them through
+        the user, since the method (``selfscore``) imports no ``simuser``."""
+        return {f["kind"] for f in faults.message_faults(text, problem, history, fixed)}
 
     def similarity(self, problem: Problem, agent_message: str) -> float:
         """Cosine similarity of the agent's message and the thread's real fix (the problem
@@ -192,6 +198,8 @@ class SimulatedUser:
                 simulator["fallback"] = fallback
         if plan is not None:
             simulator["persona"] = plan.record
+        # the sent message's simulator faults, flagged with the turn (a record: nothing is resent)
+        simulator["faults"] = faults.faults_record(text, problem, history, reply_fixed, plan, attempts)
         return Reply(text, calls, {"simulator": simulator})
 
     async def _drafts(self, problem: Problem, history: Sequence[Message], system: str, chat: list,

@@ -8,7 +8,9 @@ judged them several times, the judge's reliability (per-item standard deviation)
 When one run's user is people (a live study) and another's the simulated user, the two are also
 set side by side task by task (:mod:`harness.study.people_vs_simulator`): printed after the usual
 comparison, added to the HTML report, and written to ``people_vs_simulator.json``. A study id
-names the study's runs (``live-<study>-<mode>-<agent>``).
+names the study's runs (``live-<study>-<mode>-<agent>``). A warning says when two runs differ
+more in simulator faults than in their solved rate or mean final score
+(``harness.study.fault_report.fault_warnings``).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness.study.fault_report import fault_figures, fault_warnings
 from harness.study.html_report import text_summary, write_html_report
 from harness.study.judge_statistics import judge_comparison, judge_reliability
 from harness.study.noise import compare_trials, noise_lines
@@ -71,6 +74,13 @@ def resolve_runs(reader: StoreReader, refs: Sequence[str]) -> list[dict]:
     return list(runs.values())
 
 
+def _fault_warnings(reader: StoreReader, runs: list[dict], labels: dict[str, str]) -> list[str]:
+    """``fault_report.fault_warnings`` over the runs: their shares of fault-touched conversations
+    against their solved rates and mean final scores."""
+    found = {labels[r["id"]]: fault_figures(reader, r["id"]) for r in runs}
+    return fault_warnings({n: f["share"] for n, f in found.items()}, {n: f["all"] for n, f in found.items()})
+
+
 def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
             weight_vectors: Sequence[tuple[float, float, float]] = WEIGHT_VECTORS) -> tuple[Path, str]:
     """Write the comparison report for ``refs`` (run ids or names) and return it with a text summary.
@@ -110,12 +120,15 @@ def compare(reader: StoreReader, refs: Sequence[str], out_dir: Path,
     # tasks are paired by id: runs over different task sets share ids by accident, not tasks
     task_sets = different_task_sets(reader, runs)
     noise = compare_trials(figures) if len(figures) > 1 and not task_sets else None
+    warnings = _fault_warnings(reader, runs, labels) if len(runs) > 1 else []
     people = [side_by_side(reader, p, s, labels) for p, s in pairs(reader, runs)]
     path = write_html_report(figures, out_dir, comparison=comparison, judge_comparison=judge_cmp,
                              reliability=reliability, sensitivity=sensitivity, noise=noise,
-                             sections=[html_section(p) for p in people],
+                             sections=[html_section(p) for p in people], warnings=warnings,
                              title="SelfScore comparison: " + ", ".join(figures))
     summary = text_summary(figures, comparison)
+    if warnings:
+        summary += "\n" + "\n".join(warnings) + "\n"
     if noise:
         summary += "\n" + "\n".join(noise_lines(noise)) + "\n"
     elif task_sets:

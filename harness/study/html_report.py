@@ -145,7 +145,7 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
                       judge_comparison: Mapping[str, Any] | None = None,
                       reliability: Mapping[str, Any] | None = None,
                       sensitivity: Mapping[str, Any] | None = None,
-                      noise: Mapping[str, Any] | None = None,
+                      noise: Mapping[str, Any] | None = None, warnings: Sequence[str] = (),
                       sections: Sequence[str] = (),
                       embed_images: bool = False, seed: int | None = 0,
                       n_resamples: int = 10000) -> Path:
@@ -164,6 +164,8 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
             trials, with a pass^k plot when a run has several trials).
         sections: HTML sections made elsewhere, added at the end (people and the simulator
             side by side, :mod:`harness.study.people_vs_simulator_report`).
+        warnings: lines shown under the runs' table (the simulator-fault warnings of
+            ``harness.study.fault_report.fault_warnings``).
         embed_images: embed PNGs as data URIs (a single file) instead of linking them.
 
     Returns:
@@ -182,7 +184,8 @@ def write_html_report(runs: Runs, out_dir: Path, *, title: str = "SelfScore comp
              _table(_summary_headers(comparison), summary_rows(runs, comparison)),
              '<p class="note">Missing values (failed judgments) are excluded and counted, never '
              "imputed. Intervals: bootstrap of the mean "
-             f"({html.escape(next(iter(comparison['summary'].values()))['method'])}).</p>"]
+             f"({html.escape(next(iter(comparison['summary'].values()))['method'])}).</p>",
+             *(f'<p class="err">{html.escape(w)}</p>' for w in warnings)]
     if len(runs) >= 2:
         parts += [f"<h2>One-way ANOVA on {html.escape(comparison['metric'])}</h2>",
                   f"<p>{html.escape(_anova_line(comparison['anova']))}</p>", "<h2>Tukey HSD</h2>"]

@@ -8,6 +8,7 @@ from typing import Any
 from harness.selfscore.scoring import summarize
 from harness.study.agent_report import NOT_REPORTED, agent_figures, agent_lines
 from harness.study.conversation_report import conversation_lines
+from harness.study.fault_report import fault_lines
 from harness.study.profile_report import profile_lines
 from harness.study.solved_check_trust import trust_line
 from harness.study.trial_report import persona_lines, trial_lines
@@ -29,7 +30,8 @@ def _fmt(v: Any, digits: int = 2) -> str:
 
 def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | None = None) -> str:
     """The Markdown report of a stored run: its settings, summary figures with a bootstrap CI of
-    the mean final score, how the conversations went, the agent under test (a team's own agent:
+    the mean final score, the simulator faults (every figure with and without the conversations
+    a fault touched), how the conversations went, the agent under test (a team's own agent:
     its failures, latency, trace and usage), failed interactions and judgments, the
     figures over trials (pass^k, spread, noise floor) and by persona, one table row per interaction, model calls, voice figures (if any), and ``sanity_lines`` (a
     judge sanity check's output) when given."""
@@ -64,6 +66,7 @@ def report_markdown(reader: StoreReader, run_id: str, sanity_lines: list[str] | 
                     else f"n/a ({ci['reason']}) |"))
     if "solved_rate" in summary:
         lines += ["", trust_line(run)]
+    lines += fault_lines(reader, run_id)
     lines += conversation_lines(reader, run_id)
     lines += agent_lines(reader, run_id, agent) if agent else []
     if failed:
