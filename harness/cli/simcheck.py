@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from harness.cli.common import add_config_args, build_config, console, out
-from harness.cli.defaults import config_options
+from harness.cli.defaults import config_options, stated_default
 from harness.cli.progress import counting
 
 DEFAULT_DATASET = "ubuntu_irc_troubleshooting"
@@ -81,7 +81,7 @@ def cmd_simcheck(args: argparse.Namespace) -> int:
                               {"concurrency": args.concurrency})
         cache = Path(args.cache) if args.cache else Path(config.store).parent / "simcheck"
         runs.update(_play(args, config, points, personas, cache))
-    summary = simcheck_summary(dataset.name, points, runs, followups_of, args.facts, everything)
+    summary = simcheck_summary(dataset.name, points, runs, followups_of, args.facts, everything, args.split)
     out.print("\n".join(simcheck_lines(summary)), highlight=False, markup=False)
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
@@ -99,15 +99,17 @@ def add_simcheck_command(sub) -> None:
     p.add_argument("--dataset", default=DEFAULT_DATASET, help="built-in set or task file with real threads "
                    f"(agent_replies and followups; default: {DEFAULT_DATASET})")
     p.add_argument("--limit", type=int, help="only the first N points (of the split, in file order)")
+    stated_default(p, "--limit", "every point")
     p.add_argument("--persona", action="append", choices=PERSONAS,
-                   help="persona of the simulated user (repeatable, each reported; default: cooperative)")
+                   help="persona of the simulated user (repeatable, each reported)")
+    stated_default(p, "--persona", "cooperative")
     p.add_argument("--user-model", action="append", metavar="MODEL", help="the user role's model (repeatable, "
                    "each reported; default: the config's user model)")
     p.add_argument("--split", choices=("all", "tune", "heldout"), default="all",
                    help="which points: tune, the frozen held-out part, or all (each part reported apart)")
     p.add_argument("--facts", choices=("before", "all"), default="before",
                    help="facts the simulated user gets at a point: before = only those the real asker had said "
-                        "before it (fair, default); all = every fact of the task, as a batch gives them")
+                        "before it (fair); all = every fact of the task, as a batch gives them (default: before)")
     p.add_argument("--cache", help="folder of the cached replies and statements (default: simcheck/ next to the store)")
     p.add_argument("--concurrency", type=int, help="points played at once")
     p.add_argument("--json", help="write the machine-readable summary here")

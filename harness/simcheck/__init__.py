@@ -18,6 +18,7 @@ FACE = {
     "act_of": "acts",
     "classifier_agreement": "acts",
     "load_act_labels": "acts",
+    "problem_statements": "run",
     "real_points": "points",
     "simcheck_lines": "report",
     "simcheck_summary": "report",

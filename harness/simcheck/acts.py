@@ -149,13 +149,13 @@ def load_act_labels(path: Path = LABELS_PATH) -> list[dict[str, Any]]:
 def classifier_agreement(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The classifier against hand labels: accuracy, Cohen's kappa, per-act counts (labelled,
     classified, both), and the disagreements."""
-    from harness.simcheck.measures import kappa
+    from harness.study import cohen_kappa
     pairs = [(row["act"], act_of(row["reply"], row["helper"])) for row in rows]
     labelled, classified = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
     both = Counter(a for a, b in pairs if a == b)
     return {"n": len(pairs), "version": acts_version(),
             "accuracy": sum(a == b for a, b in pairs) / len(pairs) if pairs else None,
-            "kappa": kappa(pairs),
+            "kappa": cohen_kappa(pairs, levels=list(ACTS)) if pairs else None,
             "per_act": {act: {"labelled": labelled[act], "classified": classified[act], "agree": both[act]}
                         for act in ACTS},
             "disagreements": [{"id": row.get("id"), "label": a, "classified": b}

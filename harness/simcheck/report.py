@@ -42,10 +42,12 @@ def part_summary(pairs: Sequence[Pair], followups_of: dict[str, list[str]]) -> d
 
 
 def simcheck_summary(dataset: str, points: Sequence[Point], runs: dict[tuple[str, str], list[dict[str, Any]]],
-                     followups_of: dict[str, list[str]], facts_mode: str, all_points: Sequence[Point]) -> dict[str, Any]:
+                     followups_of: dict[str, list[str]], facts_mode: str, all_points: Sequence[Point],
+                     split: str = "all") -> dict[str, Any]:
     """The whole summary: the points, the act classifier's agreement with the hand labels, and
-    for each (user model, persona) of ``runs`` every measure per part."""
-    parts = [s for s in ("tune", "heldout") if any(p.split == s for p in points)]
+    for each (user model, persona) of ``runs`` every measure per part (both parts unless
+    ``split`` names one; a part without a point says so)."""
+    parts = ["tune", "heldout"] if split == "all" else [split]
     labels = classifier_agreement(load_act_labels())
     groups = []
     for (model, persona), records in runs.items():
@@ -85,7 +87,7 @@ def _confusion(acts: dict[str, Any]) -> list[str]:
 def part_lines(name: str, s: dict[str, Any]) -> list[str]:
     """The printed block of one part."""
     if not s["points"]:
-        return [f"  {name}: no point"]
+        return [f"  {name}: no point in this selection"]
     oc, facts, style, length = s["over_cooperation"], s["facts"], s["style"], s["length"]
     top = ", ".join(f"{f['name']} {f['weight']:+.2f}" for f in style["features"][:4] if f["weight"] is not None)
     lines = [f"  {name}: {s['points']} points, {s['threads']} threads",
