@@ -44,14 +44,21 @@ def _play(args, config, points, personas: list[str], cache: Path) -> dict:
     runs = {}
     with _runtime(config) as runtime:
         model = config.role("user").model
-        statements = asyncio.run(problem_statements(runtime.client("extractor"), points, cache,
-                                                    guard=runtime.profile.value("preprocessing_guard")))
-        user, key = runtime.simulated_user(), user_key(runtime)
+        statements = asyncio.run(problem_statements(
+            lambda: runtime.client("extractor"), config.role("extractor").model, points, cache,
+            guard=runtime.profile.value("preprocessing_guard")))
+        users: list = []  # built on the first reply the cache does not hold: a cached rerun starts no model
+
+        def user_of():
+            if not users:
+                users.append(runtime.simulated_user())
+            return users[0]
+        key = user_key(runtime)
         for persona in personas:
             console.print(f"Simulated user {model}, persona {persona}: {len(points)} points ...")
             with counting("points", args.quiet, console) as on_progress:
                 runs[(model, persona)] = asyncio.run(simulate_points(
-                    user, points, persona, key, statements, cache, config.run.concurrency, on_progress))
+                    user_of, points, persona, key, statements, cache, config.run.concurrency, on_progress))
     return runs
 
 

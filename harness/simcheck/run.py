@@ -44,14 +44,16 @@ def reply_key(point: Point, persona: str, statement: str | None, user_key: str) 
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()[:24]
 
 
-async def problem_statements(extractor, points: Sequence[Point], cache: Path | None,
-                             guard: bool = True) -> dict[str, str | None]:
+async def problem_statements(extractor_of: Callable[[], Any], model: str, points: Sequence[Point],
+                             cache: Path | None, guard: bool = True) -> dict[str, str | None]:
     """The problem statement of each task of ``points``: the task's own, else the extractor's
     from the thread's solution (``harness.selfscore.extract``), cached; None for a task with
-    neither a statement nor a solution (the simulated user then reads the question)."""
+    neither a statement nor a solution (the simulated user then reads the question).
+    ``extractor_of()`` gives the extractor's client, asked for only when a statement is not
+    cached (a cached rerun starts no model); ``model`` is its model's name (in the key)."""
     from harness.selfscore import PROMPT_VERSION, extract
     path = cache / STATEMENTS if cache else None
-    version = f"{extractor.model_name}|{PROMPT_VERSION}|guard={guard}"
+    version = f"{model}|{PROMPT_VERSION}|guard={guard}"
     known = {(r["task_id"], r["version"]): r["statement"] for r in (_read(path) if path else [])}
     out: dict[str, str | None] = {}
     for p in points:
@@ -62,7 +64,7 @@ async def problem_statements(extractor, points: Sequence[Point], cache: Path | N
         elif (p.task_id, version) in known:
             out[p.task_id] = known[(p.task_id, version)]
         else:
-            result = await extract("problem", p.question, extractor, p.solution, guard=guard)
+            result = await extract("problem", p.question, extractor_of(), p.solution, guard=guard)
             out[p.task_id] = result.text
             if path:
                 _append(path, {"task_id": p.task_id, "version": version, "statement": result.text})
@@ -77,10 +79,11 @@ def problem_of(point: Point, persona: str, statement: str | None) -> Problem:
                    context={"run_id": "simcheck", "task_id": point.task_id, "trial": 1})
 
 
-async def simulate_points(user, points: Sequence[Point], persona: str, user_key: str,
+async def simulate_points(user_of: Callable[[], Any], points: Sequence[Point], persona: str, user_key: str,
                           statements: dict[str, str | None], cache: Path | None = None, concurrency: int = 4,
                           on_progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """The simulated reply at every point, from the cache where it holds one.
+    """The simulated reply at every point, from the cache where it holds one; ``user_of()``
+    gives the simulated user, asked for only when a reply is not cached.
 
     Returns:
         One record per point, in order: ``id``, ``key``, ``persona``, ``text`` (None when the
@@ -101,7 +104,7 @@ async def simulate_points(user, points: Sequence[Point], persona: str, user_key:
         else:
             async with gate:
                 try:
-                    reply = await user.respond(problem_of(point, persona, statement), list(point.history),
+                    reply = await user_of().respond(problem_of(point, persona, statement), list(point.history),
                                                point.index + 2)
                     record = {"id": point.id, "key": key, "persona": persona, "text": reply.text,
                               "simulator": (reply.extra or {}).get("simulator"), "user_key": user_key}
