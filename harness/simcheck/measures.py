@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from harness.aids import terms
+from harness.aids import sentences, strip_address, terms
 from harness.simcheck.acts import ACTS, helper_asks
 from harness.simcheck.points import Point, fact_origins
 from harness.study import cluster_bootstrap, cohen_kappa
@@ -97,13 +97,20 @@ _STOP = frozenset("""the and for that this with have has was were are but not yo
 _URL = re.compile(r"https?://\S+")
 
 
+def _unaddressed(text: str) -> str:
+    """The text without the IRC addresses that open its lines (a helper's nick is no detail)."""
+    return "\n".join(strip_address(line) for line in (text or "").splitlines())
+
+
 def details(text: str) -> set[str]:
     """The details a text names, lowercased: a term with a digit, a slash, a dot, a dash or an
     underscore inside (versions, paths, packages, devices, commands' options), an acronym, a
-    capitalised word that does not open its line, or a URL."""
-    out = {u.rstrip(".,)").lower() for u in _URL.findall(text or "")}
-    for line in (text or "").splitlines():
-        for k, t in enumerate(terms(_URL.sub(" ", line))):
+    capitalised word that does not open its sentence, or a URL; addresses at line starts are
+    left out."""
+    text = _unaddressed(text)
+    out = {u.rstrip(".,)").lower() for u in _URL.findall(text)}
+    for sentence in sentences(_URL.sub(" ", text)):
+        for k, t in enumerate(terms(sentence)):
             t = t.strip(".,:;")
             if len(t) < 2:
                 continue
@@ -113,18 +120,23 @@ def details(text: str) -> set[str]:
     return out
 
 
+def words_of(text: str) -> set[str]:
+    """Every term of a text, lowercased: a detail counts as said when its word was written in any case."""
+    out = {t.lower().strip(".,:;") for t in terms(text or "")}
+    return out | {u.rstrip(".,)").lower() for u in _URL.findall(text or "")}
+
+
 def _words(text: str) -> set[str]:
     return {t.lower().strip(".,:;") for t in terms(text or "") if len(t) >= 3} - _STOP
 
 
 def tells(reply: str, fact: str, known: str) -> bool:
-    """The reply tells the fact: it names a detail of the fact the conversation (``known``)
-    had not named, or, when the fact has no such detail, at least half of the fact's content
+    """The reply tells the fact: it uses a detail of the fact that the conversation (``known``)
+    had not used, or, when the fact has no such detail, at least half of the fact's content
     words the conversation had not used (two at least)."""
-    said = details(known)
-    own = details(fact) - said
+    own = details(fact) - words_of(known)
     if own:
-        return bool(own & details(reply))
+        return bool(own & words_of(_unaddressed(reply)))
     words = _words(fact) - _words(known)
     return len(words) >= 2 and len(words & _words(reply)) >= math.ceil(len(words) / 2)
 
@@ -138,8 +150,8 @@ def reply_facts(reply: str | None, point: Point, followups_of: dict[str, list[st
     origins = fact_origins(point.all_facts, followups_of.get(point.task_id, []))
     hidden = [(f, o) for f, o in zip(point.all_facts, origins) if o is None or o >= point.index]
     told = [(f, o) for f, o in hidden if tells(reply, f, known)]
-    new = details(reply) - details(known)
-    grounded = details("\n".join([*point.all_facts, point.solution or "", point.problem or ""]))
+    new = details(reply) - words_of(known)
+    grounded = words_of("\n".join([*point.all_facts, point.solution or "", point.problem or ""]))
     return {"told": [f for f, _ in told], "early": [f for f, o in told if o is not None and o > point.index],
             "new": sorted(new), "invented": sorted(new - grounded)}
 
