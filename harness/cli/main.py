@@ -23,6 +23,7 @@ from harness.cli.robustness import add_robustness_commands
 from harness.cli.scale import add_scale_commands
 from harness.cli.run_parser import add_run_commands
 from harness.cli.selfscore import add_sanity_command, add_stored_run_commands
+from harness.cli.simcheck import add_simcheck_command
 from harness.cli.voice import add_voice_commands
 from harness.config import ConfigError
 
@@ -46,6 +47,7 @@ def build_parser(extra_commands: Iterable[Callable] = ()) -> argparse.ArgumentPa
     add_models_command(sub)
     add_sanity_command(sub)
     add_agreement_command(sub)
+    add_simcheck_command(sub)
     add_browse_command(sub)
     for add in extra_commands:
         add(sub)

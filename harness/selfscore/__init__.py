@@ -11,6 +11,8 @@ from harness.face import lazy_face
 
 FACE = {
     "AgentTurnCost": "cost",
+    "PROMPT_VERSION": "prompts",
+    "extract": "preprocess",
     "EXPORT_FIELDS": "scoring",
     "Progress": "runs",
     "ProgressFn": "runs",

@@ -16,6 +16,8 @@ FACE = {
     "agreement_summary": "label_agreement",
     "call_lines": "call_report",
     "check_label_sources": "label_sources",
+    "cluster_bootstrap": "bootstrap",
+    "cohen_kappa": "label_agreement",
     "compare_trials": "noise",
     "export_run": "export",
     "failure_detail": "agent_report",
