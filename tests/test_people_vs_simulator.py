@@ -260,3 +260,11 @@ def test_a_real_study_and_a_fake_batch_over_its_task_set_are_set_side_by_side(tm
     assert line.split()[3:] == ["n/a", "9.00", "n/a", "n/a", "n/a", "-", "0"]
     assert "people: user_ended 3; simulator: solved 3" in summary and "one interval in twenty" not in summary
     assert "People and the simulator side by side" in path.read_text()
+    # the README's line, as a user types it: `deskbench compare RUN STUDY`, the study by its id
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "harness.cli.main", "compare", batch, sid, "--store", cfg.store,
+                           "--out", str(tmp_path / "cli")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "People and the simulator side by side" in proc.stdout and "Tasks: 3 played by both" in proc.stdout
+    assert (tmp_path / "cli" / "people_vs_simulator.json").exists()
