@@ -143,3 +143,15 @@ def test_ctrl_c_outside_a_batch_exits_130_with_a_hint_not_a_traceback(monkeypatc
     out = capsys.readouterr()
     assert "Interrupted" in out.out + out.err and "--resume" in out.out + out.err
     assert "Traceback" not in out.out + out.err
+
+
+def test_ctrl_c_in_simcheck_says_the_cache_keeps_what_was_played(monkeypatch, capsys, tmp_path):
+    import harness.cli.simcheck as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_simcheck", interrupted)
+    assert main(["simcheck", "--store", str(tmp_path / "s.sqlite")]) == 130
+    out = capsys.readouterr().out
+    assert "in the cache" in out and "--resume" not in out

@@ -75,8 +75,12 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
                       highlight=False)
         return 4
     except KeyboardInterrupt:  # Ctrl-C outside a batch's own handling (imports, set-up, reports)
-        console.print("[yellow]Interrupted.[/] Every finished turn is stored; `deskbench runs` lists "
-                      "the runs, and `deskbench run --resume RUN` finishes one.", highlight=False)
+        if getattr(args, "command", None) == "simcheck":
+            console.print("[yellow]Interrupted.[/] Every simulated reply played so far is in the cache; "
+                          "the same `deskbench simcheck` command plays only the rest.", highlight=False)
+        else:
+            console.print("[yellow]Interrupted.[/] Every finished turn is stored; `deskbench runs` lists "
+                          "the runs, and `deskbench run --resume RUN` finishes one.", highlight=False)
         return 130
 
 
