@@ -153,5 +153,6 @@ def test_ctrl_c_in_simcheck_says_the_cache_keeps_what_was_played(monkeypatch, ca
 
     monkeypatch.setattr(cli, "cmd_simcheck", interrupted)
     assert main(["simcheck", "--store", str(tmp_path / "s.sqlite")]) == 130
-    out = capsys.readouterr().out
-    assert "in the cache" in out and "--resume" not in out
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "in the cache" in text and "--resume" not in text
