@@ -55,10 +55,17 @@ class Runtime:
         """The run's method profile: each aid's effective value (``harness.aids.profiles``)."""
         return resolve_profile(self.config)
 
+    @cached_property
+    def aid_versions(self) -> dict[str, str]:
+        """Every aid's version (:func:`aid_versions`), hashed once per runtime: the rule sets and
+        prompts are constants of the process, and a record is made for every judge set built
+        (per judgment when transcripts are scored), where hashing the catalogue took 1.5 ms."""
+        return aid_versions()
+
     def profile_record(self, profile: Profile | None = None) -> dict:
         """What the run, each judgment and each score row store of ``profile`` (default the
         runtime's): its name, every aid's value, source and version."""
-        record = (profile or self.profile).record(aid_versions(), context_limits(self.config))
+        record = (profile or self.profile).record(self.aid_versions, context_limits(self.config))
         return {**record, "score_reading": {**score_reading_record(self.config.scoring.score_reading),
                                             "reasons": self.judge_reasons()},
                 "judge_sees_trace": self.config.agent.judge_sees_trace}

@@ -160,12 +160,13 @@ def message_faults(text: str, problem: Problem, history: Sequence[Message], fixe
 
 
 def faults_record(text: str | None, problem: Problem, history: Sequence[Message], fixed: bool | None,
-                  plan=None, attempts: Sequence[dict] = ()) -> dict:
+                  plan=None, attempts: Sequence[dict] = (), version: str | None = None) -> dict:
     """The turn's ``extra["simulator"]["faults"]``: ``flagged`` (the sent message has a fault),
-    ``found`` (:func:`message_faults`) and the ``version`` of the whole check."""
+    ``found`` (:func:`message_faults`) and the ``version`` of the whole check (``version``, or
+    :func:`faults_version` computed now)."""
     attempt = next((a for a in reversed(attempts) if a.get("text") == text), None)
     found = message_faults(text, problem, history, fixed, plan, attempt) if text else []
-    return {"flagged": bool(found), "found": found, "version": faults_version()}
+    return {"flagged": bool(found), "found": found, "version": version or faults_version()}
 
 
 def contradiction_version() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from functools import cached_property
 from typing import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -88,6 +89,12 @@ class SimulatedUser:
         (``harness.simuser.checks.read_reply``): the persona sanity check is handed the user and
         reads its replies through it, since the method (``selfscore``) imports no ``simuser``."""
         return user_checks.read_reply(text, problem, history, fixed)
+
+    @cached_property
+    def faults_version(self) -> str:
+        """The fault check's version (``harness.simuser.faults.faults_version``), hashed once per
+        user rather than for every message (0.2 ms each: the rule sets are the process's constants)."""
+        return faults.faults_version()
 
     def fault_kinds(self, problem: Problem, history: Sequence[Message], text: str, fixed: bool | None) -> set[str]:
         """The check kinds the simulator-fault check finds in ``text`` sent after ``history``
@@ -199,7 +206,8 @@ class SimulatedUser:
         if plan is not None:
             simulator["persona"] = plan.record
         # the sent message's simulator faults, flagged with the turn (a record: nothing is resent)
-        simulator["faults"] = faults.faults_record(text, problem, history, reply_fixed, plan, attempts)
+        simulator["faults"] = faults.faults_record(text, problem, history, reply_fixed, plan, attempts,
+                                                   self.faults_version)
         return Reply(text, calls, {"simulator": simulator})
 
     async def _drafts(self, problem: Problem, history: Sequence[Message], system: str, chat: list,
