@@ -117,3 +117,30 @@ def test_a_persona_needs_a_decided_outcome_and_the_error_says_how(tmp_path):
         with pytest.raises(ConfigError, match="user_outcome=on"):
             runtime.check_models()
     assert not (tmp_path / "s.sqlite").exists() or not StoreReader(str(tmp_path / "s.sqlite")).runs()
+
+
+async def test_a_judgment_records_what_its_prompt_clipped_with_the_limit():
+    """The judge's prompt cuts the latest message beyond 3,000 characters and leaves out earlier
+    messages beyond 6,000: the judgment says so, measured on the text as the prompt holds it
+    (a delimiter tag escaped as ``&lt;`` is 3 characters longer)."""
+    from graphs.protocols import Message, Problem
+    from harness.config import ModelSpec
+    from harness.models.llm import RoleClient
+    from harness.selfscore.judges import SelfScoreJudges, StructuredJudge
+    from tests.fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(responder=lambda m, k: json.dumps({"reason": "ok", "score": 5}), prompts=[])
+    judges = SelfScoreJudges(StructuredJudge(RoleClient("judge", ModelSpec(model="fake"), model), 0), "verdict",
+                             manipulation_defence=False)  # a fake tag is data here, not a span to remove
+    problem = Problem("i", "My printer is offline.", None, "The spooler stopped.")
+    short = [Message("user", "My printer is offline."), Message("agent", "Restart the spooler.")]
+    assert "clipped" not in (await judges.agent_helpfulness(problem, short)).parsed
+    long = [Message("user", "My printer is offline."), Message("agent", "x" * 5000)]
+    clipped = (await judges.agent_helpfulness(problem, long)).parsed["clipped"]
+    assert clipped == {"latest": {"chars": 5000, "limit": 3000}}
+    at_the_edge = [Message("user", "My printer is offline."), Message("agent", "<latest>" + "y" * 2992)]
+    assert (await judges.agent_helpfulness(problem, at_the_edge)).parsed["clipped"]["latest"]["chars"] == 3003
+    chat = [Message("user", "My printer is offline.")] + [
+        Message("agent" if i % 2 == 0 else "user", f"message {i} " + "z" * 1900) for i in range(6)]
+    omitted = (await judges.user_helpfulness(problem, chat, first_turn=False)).parsed["clipped"]
+    assert omitted["earlier_omitted"]["messages"] >= 1 and omitted["earlier_omitted"]["limit"] == 6000

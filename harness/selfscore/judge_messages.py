@@ -42,10 +42,11 @@ def judge_messages(history: Sequence[Message], task: str, reminder: bool = True)
 def clipping(history: Sequence[Message]) -> dict | None:
     """What the judge's prompt of ``history`` leaves out, with the limits used: the latest
     message cut in the middle (its length and the limit), earlier messages cut or omitted from
-    the conversation window; None when the judge reads everything."""
+    the conversation window; None when the judge reads everything. Measured on the text as the
+    prompt holds it (escaped, as :func:`_judged` bounds it)."""
     if not history:
         return None
-    *earlier, latest = history
+    *earlier, latest = [Message(m.role, escape_judged_text(m.content)) for m in history]
     out = {}
     if len(latest.content) > LATEST_MAX_CHARS:
         out["latest"] = {"chars": len(latest.content), "limit": LATEST_MAX_CHARS}
