@@ -39,7 +39,6 @@ from harness.aids.text import copied_fraction, plain_words, utterance_words, wit
 from harness.aids.text import sentences as split_sentences
 
 
-
 def bounds_version() -> str:
     """The version of everything the bounds decide by: every rule, word list and limit they read
     (``HB``) and the text spans they cut by (sentences), hashed by :func:`version_of`."""

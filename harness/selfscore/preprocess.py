@@ -42,7 +42,6 @@ def copied_example(text: str) -> bool:
     quoted = re.findall(r'"([^"]+)"', prompts.PROBLEM_PROMPT + prompts.PROBLEM_FROM_SOLUTION_PROMPT
                         + prompts.SUMMARY_PROMPT)
     return _norm(text) in {_norm(q) for q in (*PAPER_EXAMPLES, *quoted)}
-#: the version of the guard: a hash of the signs, the paper's examples and the length limit
 # how a restated question or request starts (the benchmark's verdict, with "ends with ?")
 _RESTATEMENT_START = re.compile(
     r"^\W*(how|what|why|when|where|which|who|whom|whose|can|could|is|are|am|was|were|do|does|did|"

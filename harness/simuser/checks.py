@@ -21,10 +21,9 @@ from harness.aids.cues import agent_hits, claims_success_hits, persisting_cues, 
 from harness.aids.data_text import TEXT
 from harness.aids.data_user import USER_CHECKS
 from harness.aids.rules import version_of
-from harness.aids.text import copied_fraction, plain_words, terms
+from harness.aids.text import copied_fraction, plain_words, sentences, terms
 from harness.simuser import prompts
-from harness.simuser.personas import Plan, deviations, named_details, persona, sentences, told_facts
-
+from harness.simuser.personas import Plan, deviations, named_details, persona, told_facts
 
 
 def user_checks_version() -> str:

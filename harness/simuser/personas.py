@@ -24,8 +24,7 @@ from typing import Callable, Sequence
 
 from graphs.protocols import Message, Problem
 from harness.aids.cues import claims_success, persisting_cues
-from harness.aids.text import sentences as split_sentences
-from harness.aids.text import terms
+from harness.aids.text import sentences, terms
 from harness.simuser import prompts
 from harness.simuser.fix_terms import asks_only, asks_something
 
@@ -133,12 +132,6 @@ class Plan:
 
 
 _QUOTED_EXAMPLE = re.compile(r'"[^"]*"')
-
-
-def sentences(message: str) -> list[str]:
-    """The sentences of a message (``harness.aids.text.sentences``: split after ``.``, ``!`` or
-    ``?``, a closing bracket after one kept with its sentence, and at line breaks)."""
-    return split_sentences(message)
 
 
 # --- the schedules: which turn gets which act, from the history and the decided outcome ----------

@@ -23,7 +23,7 @@ from harness.study.fault_report import fault_figures, fault_warnings
 from harness.study.html_report import text_summary, write_html_report
 from harness.study.judge_statistics import judge_comparison, judge_reliability
 from harness.study.noise import compare_trials, noise_lines
-from harness.study.people_vs_simulator import pairs, side_by_side, study_runs, task_set
+from harness.study.people_vs_simulator import pairs, same_task_set, side_by_side, study_runs, task_set
 from harness.study.people_vs_simulator_report import html_section, text_lines
 from harness.study.statistics import compare_runs, weight_sensitivity
 from store import StoreError, StoreReader
@@ -145,10 +145,7 @@ def different_task_sets(reader: StoreReader, runs: list[dict]) -> list[str]:
     """The task sets of ``runs`` named (``'name' (sha256 ...)``) when they are not all one set
     (the same sha256; by name where a run did not record it), else an empty list."""
     sets = [task_set(reader, r) for r in runs]
-
-    def same(a: dict, b: dict) -> bool:
-        return a["sha256"] == b["sha256"] if a["sha256"] and b["sha256"] else a["name"] == b["name"]
-    if all(same(sets[0], t) for t in sets[1:]):
+    if all(same_task_set(sets[0], t) for t in sets[1:]):
         return []
     named = {f"'{t['name']}'" + (f" (sha256 {t['sha256'][:12]})" if t["sha256"] else "") for t in sets}
     return sorted(named)

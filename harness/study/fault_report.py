@@ -25,14 +25,16 @@ FIGURES = ("solved_rate", "mean_final_score", "mean_avg_agent_helpfulness", "mea
 COMPARED = (("solved_rate", "the solved rate"), ("mean_final_score", "the mean final score"))
 
 
-def touched_conversations(reader: StoreReader, run_id: str) -> tuple[dict[str, Counter], int, int]:
+def touched_conversations(reader: StoreReader, run_id: str) -> tuple[dict[str, Counter], int, int, int]:
     """(interaction id -> the faults of its flagged messages, counted), the simulated user
-    messages with a fault record, and the flagged ones, over the run's completed conversations."""
+    messages with a fault record, the flagged ones, and the simulated user messages (with a
+    record or not), over the run's completed conversations."""
     touched: dict[str, Counter] = {}
-    checked = flagged = 0
+    checked = flagged = simulated = 0
     for interaction_id, turns in reader.turns_for_run(run_id).items():
         for t in turns:
             sim = (json.loads(t["extra_json"] or "{}").get("user") or {}).get("simulator") or {}
+            simulated += bool(sim)
             record = sim.get("faults")
             if record is None:
                 continue
@@ -40,7 +42,7 @@ def touched_conversations(reader: StoreReader, run_id: str) -> tuple[dict[str, C
             if record.get("flagged"):
                 flagged += 1
                 touched.setdefault(interaction_id, Counter()).update({f["fault"] for f in record["found"]})
-    return touched, checked, flagged
+    return touched, checked, flagged, simulated
 
 
 def fault_figures(reader: StoreReader, run_id: str) -> dict[str, Any]:
@@ -48,7 +50,7 @@ def fault_figures(reader: StoreReader, run_id: str) -> dict[str, Any]:
     conversations touched by each fault, messages checked and flagged, and :func:`summarize`
     over all scored conversations, without the touched ones and over the touched ones only."""
     figures = [s["figures"] for s in reader.scores(run_id)]
-    touched, checked, flagged = touched_conversations(reader, run_id)
+    touched, checked, flagged, simulated = touched_conversations(reader, run_id)
     hit = [f for f in figures if f["interaction_id"] in touched]
     clean = [f for f in figures if f["interaction_id"] not in touched]
     by_fault: Counter = Counter()
@@ -57,7 +59,7 @@ def fault_figures(reader: StoreReader, run_id: str) -> dict[str, Any]:
     return {"conversations": len(figures), "touched": len(hit),
             "share": len(hit) / len(figures) if figures and checked else None,
             "by_fault": dict(sorted(by_fault.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "messages_checked": checked, "messages_flagged": flagged,
+            "messages_checked": checked, "messages_flagged": flagged, "messages_simulated": simulated,
             "all": summarize(figures), "without": summarize(clean), "touched_only": summarize(hit)}
 
 
@@ -83,10 +85,8 @@ def fault_lines(reader: StoreReader, run_id: str) -> list[str]:
     if not f["conversations"]:
         return []
     if not f["messages_checked"]:
-        simulated = any((json.loads(t["extra_json"] or "{}").get("user") or {}).get("simulator")
-                        for turns in reader.turns_for_run(run_id).values() for t in turns)
         return ["", "## Simulator faults", "", "Simulator faults: not recorded (the run's simulated user "
-                "predates the fault checks)"] if simulated else []
+                "predates the fault checks)"] if f["messages_simulated"] else []
     n_all, n_hit = f["conversations"], f["touched"]
     lines = ["", "## Simulator faults", "", fault_headline(f), "",
              "A conversation is touched when one of its simulated user messages was sent with a fault "

@@ -99,6 +99,12 @@ def _describe(ts: Mapping[str, Any]) -> str:
     return f"'{ts['name']}'{sha}"
 
 
+def same_task_set(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two :func:`task_set` s are one set: the same sha256, or by name where one of them
+    did not record its sha256."""
+    return a["sha256"] == b["sha256"] if a["sha256"] and b["sha256"] else a["name"] == b["name"]
+
+
 def mismatch(people: Mapping[str, Any], simulator: Mapping[str, Any]) -> str | None:
     """Why the two task sets cannot be paired task by task (naming both and how to make them
     match), or None when they are the same set (the same sha256; by name where one side did not
@@ -107,10 +113,7 @@ def mismatch(people: Mapping[str, Any], simulator: Mapping[str, Any]) -> str | N
         return ("People typed their own problems (free sessions of the live app), so no task can be "
                 "paired with the simulator's. Run a study over a task set (Organiser tab) and the "
                 "simulator over the same set.")
-    if people["sha256"] and simulator["sha256"]:
-        if people["sha256"] == simulator["sha256"]:
-            return None
-    elif people["name"] == simulator["name"]:
+    if same_task_set(people, simulator):
         return None
     study = people.get("study") or {}
     pool = study.get("dataset") or people["name"]
