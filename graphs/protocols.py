@@ -117,6 +117,10 @@ class Problem:
     #: where the conversation belongs (``run_id``, ``task_id``, ``trial``): the metadata of the
     #: request an agent under test gets (``harness.adapters``)
     context: dict[str, Any] = field(default_factory=dict)
+    #: whether ``solution`` is a known fix (a reference answer, a thread's labelled fix turns);
+    #: False when it is only every helper message of a real thread without a labelled fix, which
+    #: the simulated user's outcome decision must not take for the fix (docs/simcheck.md)
+    fix_known: bool = True
 
 
 class User(Protocol):

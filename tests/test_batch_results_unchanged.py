@@ -62,11 +62,16 @@ TIMING_KEYS = {"timings", "latency_ms", "ttft_ms", "seconds", "wall_ms", "elapse
 NEW_AIDS = ("judge_reminder", "preprocessing_guard", "user_outcome", "user_fallback")
 #: issue 42: the simulator faults of each sent user message (``extra["simulator"]["faults"]``), a
 #: record of what the checks found in the message as sent; no message, score or request changes
-ADDED_RECORDS = {"limits", "clipped", "faults", *NEW_AIDS}
+#: issue 42, part 4: how many of the task's facts the simulated user was told (its later questions
+#: and chatter left out) and by which rules
+ADDED_RECORDS = {"limits", "clipped", "faults", "situation_facts", *NEW_AIDS}
 #: version strings, renamed when every version became a content hash (issue 43: ``hb-...`` became
 #: ``helpfulness-bounds-...``, ``manipulation-rules-2`` ``manipulation-...``): records, not results
 VERSION_KEYS = {"version", "rules_version"}
-_VERSION_VALUE = re.compile(r"^([a-z][a-z0-9-]*-[0-9a-f]{10}|manipulation-rules-2|translate-1|"
+#: the prompt version: p14 changed only what the simulated user is told of its facts and a
+#: regeneration note (issue 42, part 4); this batch's facts hold no question or chatter and no draft
+#: refuses, so no message or request body moves
+_VERSION_VALUE = re.compile(r"^([a-z][a-z0-9-]*-[0-9a-f]{10}|manipulation-rules-2|translate-1|selfscore-p1[34]|"
                             r"selfscore-p13\+solved-cues-[0-9a-f]{10})$")
 
 

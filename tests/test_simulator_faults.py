@@ -120,19 +120,29 @@ def _simulator_records(reader, run_id):
     return out
 
 
-@pytest.mark.parametrize("profile", ["embedded", "paper"])
-def test_a_refusal_is_sent_as_today_stored_with_its_fault_and_flagged(tmp_path, profile):
-    run_id, reader = _run(tmp_path, profile, _responder("wifi drops"))
+def test_paper_sends_a_refusal_stored_with_its_fault_and_flagged(tmp_path):
+    run_id, reader = _run(tmp_path, "paper", _responder("wifi drops"))
     records = _simulator_records(reader, run_id)
     faulty = [(k, text, sim) for k, (text, sim) in records.items() if sim["faults"]["flagged"]]
     [(_, text, sim)] = [f for f in faulty if f[1] == APOLOGY]
-    assert text == APOLOGY and sim["regenerations"] == 0  # the rules of the regenerations do not see it
+    assert text == APOLOGY and sim["regenerations"] == 0  # paper regenerates nothing
     assert [f["fault"] for f in sim["faults"]["found"]] == ["role_break"]
     assert sim["faults"]["found"][0]["rules"] == ["role.refuses"]
     assert sim["faults"]["version"] == faults_version()
     # every other simulated message has a record too, and the conversation went on after it
     assert all("faults" in sim for _, sim in records.values())
     assert max(k[1] for k in records) == 3
+
+
+def test_the_embedded_profile_writes_a_refusal_again(tmp_path):
+    """Issue 42, part 4: a refusal is one of the kinds the regenerations look for (it was only
+    flagged before); the next draft is sent and nothing is flagged."""
+    run_id, reader = _run(tmp_path, "embedded", _responder("wifi drops"))
+    records = _simulator_records(reader, run_id)
+    [sim] = [sim for text, sim in records.values() if sim.get("attempts") and sim["attempts"][0]["text"] == APOLOGY]
+    assert [v["kind"] for v in sim["attempts"][0]["violations"]] == ["breaks_role"]
+    assert sim["regenerations"] == 1 and not sim["faults"]["flagged"]
+    assert APOLOGY not in [text for text, _ in records.values()]
 
 
 def test_paper_flags_a_draft_the_embedded_profile_regenerates(tmp_path):
@@ -143,8 +153,10 @@ def test_paper_flags_a_draft_the_embedded_profile_regenerates(tmp_path):
     p_id, p_reader = _run(paper, "paper", _responder("wifi drops", agent_like_once=True))
     [(e_text, e_sim)] = [v for v in _simulator_records(e_reader, e_id).values() if v[1].get("attempts")
                          and v[1]["attempts"][0]["text"].startswith("Sure!")]
-    assert e_sim["regenerations"] == 1 and e_text == APOLOGY  # the next draft was sent ...
-    assert [f["fault"] for f in e_sim["faults"]["found"]] == ["role_break"]  # ... and only its fault stays
+    # the agent's draft, then the refusal, each written again; the third draft is sent, unflagged
+    assert [[v["kind"] for v in a["violations"]] for a in e_sim["attempts"]] == [["acts_as_agent"], ["breaks_role"], []]
+    assert e_sim["regenerations"] == 2 and e_text == "I tried that, but the problem is still there."
+    assert not e_sim["faults"]["flagged"]
     [(p_text, p_sim)] = [v for v in _simulator_records(p_reader, p_id).values() if v[0].startswith("Sure!")]
     assert p_sim["regenerations"] == 0 and p_sim["faults"]["flagged"]
     assert [f["fault"] for f in p_sim["faults"]["found"]] == ["answers_as_agent"]
@@ -153,8 +165,8 @@ def test_paper_flags_a_draft_the_embedded_profile_regenerates(tmp_path):
 
 # --- the report and compare -------------------------------------------------------------------
 def test_the_report_gives_every_figure_with_and_without_the_touched_conversations(tmp_path):
-    run_id, reader = _run(tmp_path, "embedded", _responder("wifi drops", user_score=lambda last: 1
-                                                            if APOLOGY in last else 7))
+    run_id, reader = _run(tmp_path, "paper", _responder("wifi drops", user_score=lambda last: 1
+                                                         if APOLOGY in last else 7))
     f = fault_figures(reader, run_id)
     assert (f["conversations"], f["touched"], f["by_fault"]["role_break"]) == (2, 1, 1)
     assert f["without"]["mean_avg_user_helpfulness"] > f["all"]["mean_avg_user_helpfulness"] \
@@ -170,14 +182,14 @@ def test_the_report_gives_every_figure_with_and_without_the_touched_conversation
 
 
 def test_compare_warns_when_the_runs_differ_more_in_faults_than_in_the_figure(tmp_path):
-    _run(tmp_path, "embedded", _responder("wifi drops"), name="faulty")
-    _run(tmp_path, "embedded", _responder("no task says this"), name="clean")
+    _run(tmp_path, "paper", _responder("wifi drops"), name="faulty")  # paper sends the refusal
+    _run(tmp_path, "paper", _responder("no task says this"), name="clean")
     reader = StoreReader(str(tmp_path / "s.sqlite"))
     _, summary = compare(reader, ["faulty", "clean"], tmp_path / "cmp")
     assert "Warning: faulty and clean differ more in simulator faults (50% vs 0% of conversations) than in " \
            "the solved rate (0% vs 0%): the difference may be the simulator's." in summary
     assert "simulator faults" in (tmp_path / "cmp" / "report.html").read_text()
-    _run(tmp_path, "embedded", _responder("no task says this"), name="clean2")
+    _run(tmp_path, "paper", _responder("no task says this"), name="clean2")
     _, summary = compare(reader, ["clean", "clean2"], tmp_path / "cmp2")
     assert "simulator faults" not in summary
 

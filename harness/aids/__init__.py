@@ -59,6 +59,7 @@ FACE = {
     "WordList": "rules",
     "FIX_TERMS": "data_user",
     "USER_CHECKS": "data_user",
+    "USER_FACTS": "data_user",
     "USER_CHECKS_VERSION": "data_user",
     "USER_OUTCOME_THRESHOLDS": "data_user",
     "SIMULATOR_FAULTS": "data_user",

@@ -21,7 +21,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
     data_bounds.NO_OUTPUT, data_bounds.WORKS, data_bounds.OUTPUT, data_bounds.POSTPONES, data_bounds.REFUSES,
     data_bounds.ACK, data_bounds.QUESTION_DETAIL, data_bounds.HOW_TO, data_bounds.ELSEWHERE, data_bounds.STEP,
     data_bounds.ASKS, data_bounds.PLEASANTRY,
-    data_bounds.BANDS, data_user.USER_CHECKS, data_user.FIX_TERMS, data_user.USER_OUTCOME_THRESHOLDS,
+    data_bounds.BANDS, data_user.USER_CHECKS, data_user.USER_FACTS, data_user.FIX_TERMS, data_user.USER_OUTCOME_THRESHOLDS,
     data_user.SIMULATOR_FAULTS, evidence.EVIDENCE, evidence.SOLVED_THRESHOLDS,
     data_defence.MANIPULATION_CUES, data_defence.MANIPULATION_FORMATS, data_defence.MANIPULATION_STRUCTURE,
     data_languages.LANGUAGES, data_preprocess.PREPROCESS_ANSWER_SIGNS, data_preprocess.PREPROCESS_SOLUTION_SIGNS,

@@ -17,6 +17,25 @@ USER_CHECKS = RuleSet("simulated-user", [
          decides="a product named with a version: one the facts give otherwise contradicts them "
                  "(contradicts_facts), one nothing gave is invented (invents_detail) -> the draft is written again",
          why="in a batch the 1.5B asker of a 2007 thread said 'Ubuntu 20.04' four turns in a row (4 of 38 messages)"),
+    Rule(id="as_agent.imperative_opening",
+         pattern=r"(?:^|(?<=[.!?]) )(?:\s*[\w\-\[\]|`^]{2,20}[:,]\s)?\s*(?:try|run|use|reinstall|type|make sure|go to|please "
+                 r"(?:provide|try|run))\b(?! (?:it|that|this) (?:again|myself)\b)(?![^\n]*\?[ \t]*$)",
+         flags="im",
+         decides="a line or sentence that opens (after an IRC address) with an instruction to the reader: the "
+                 "draft acts as the agent (acts_as_agent) -> written again",
+         why="simcheck tune part (issue 42): 'Lemonsparrow: try a clean install. it will install mysql properly.', "
+             "'I don't understand ... Please provide more details or try the command'; a line that asks ('try diff "
+             "account?') is a user's; on the 511 real replies of the 227-thread set's tune part it flags one "
+             "('try this https://...', an asker helping someone else)"),
+    Rule(id="as_agent.looking_for", pattern=r"\b(?:that|which)?\s?you(?:'re| are) looking for\b", flags="im",
+         decides="'the package you are looking for' is the helper's phrase: the draft acts as the agent",
+         why="simcheck tune part: 'Here is the package you are looking for: ...' sent as the asker's reply"),
+    Rule(id="false_success.now_able", pattern=r"\b(?:am|is|are|was|were)? ?now able to\b|\bnow (?:i|it) (?:am|is) "
+                                        r"(?:able|working)\b", flags="im",
+         decides="'I am now able to log in' reports success: under a not-fixed outcome the draft is a false "
+                 "success (false_success) -> written again",
+         why="simcheck tune part: 'I am now able to login to the graphical interface. Thanks for your help.' "
+             "was sent under a not-fixed outcome; the shared success cues (success.can_now) miss the word order"),
 ], word_lists=[
     WordList(id="leak.stop_words",
              words="""about above after again against all also always because been before being below between both
@@ -61,7 +80,30 @@ USER_CHECKS = RuleSet("simulated-user", [
               "the permissions ... as you said, same error' copies about half and passes"),
     Limit(id="echo.min_run", value=3, decides="the shortest run of words counted as copied from the agent",
           why="commands are short ('sudo journalctl -xe')"),
+    Limit(id="echo.short_words", value=2,
+          decides="the fewest words of a short reply (under copied.min_words) that, standing whole and in order "
+                  "in the agent's latest message, make it an echo",
+          why="simcheck tune part: the 1.5B answered 'Dream, ctrl+alt+del?' with 'Dream, ctrl+alt+del?' and "
+              "'sree, terminal > gnome-volume-properties' with 'Terminal: gnome-volume-properties'"),
 ])
+
+USER_FACTS = RuleSet("user-facts", [
+    Rule(id="fact.question", pattern=r"\?\s*[)\]:;(/\\=o0-]*\s*$", flags="",
+         decides="a fact of the task whose every sentence ends with a question mark is the asker's later "
+                 "question, not a fact of its situation: not given to the simulated user",
+         why="25% of the facts of the tune threads are later questions or chatter ('how do i disable automatic "
+             "login from ctrl+alt+f7?'); given as facts, the 1.5B asked them turns early, word for word "
+             "(simcheck tune part, issue 42)"),
+], word_lists=[
+    WordList(id="fact.chatter_words",
+             words="""ok okay k kk alright thanks thank thanx thx ty cheers you u all much very lot brb back right
+             be hmm hm heh hehe haha lol sorry np sure cool great nice ah oh aha i see will do shall let me try
+             that it again well so bumped i'll ill give a shot check wait waiting one sec moment :) :( ;) :/""",
+             decides="a fact made only of these words is chatter ('I see thanks. Let me check again', 'okay ill "
+                     "give it a shot'), not a fact of the asker's situation: not given to the simulated user",
+             why="the 1.5B sent such chatter, copied from its facts, as whole replies (simcheck tune part)"),
+])
+"""What of a task's facts the simulated user is told (harness.simuser.users.situation_facts)."""
 
 FIX_TERMS = RuleSet("fix-terms", [
     Rule(id="asks.suggestion",

@@ -26,14 +26,16 @@ def _runtime(config):
 
 def user_key(runtime) -> str:
     """What decides the simulated user's replies besides the point: its model and sampling,
-    the method profile's simulator aids, its checks and the prompts' version."""
+    the method profile's simulator aids with their versions (a changed rule, threshold or logic
+    plays the points again), its checks and the prompts' version."""
     from harness.selfscore import PROMPT_VERSION
     spec = runtime.config.role("user")
+    aids = ("user_outcome", "user_regenerations", "user_fallback")
     return json.dumps({"model": spec.model, "base_url": spec.base_url, "temperature": spec.temperature,
                        "seed": spec.seed, "max_tokens": spec.max_tokens, "prompts": PROMPT_VERSION,
                        "profile": runtime.profile.name, "user_checks": runtime.config.run.user_checks,
-                       **{a: str(runtime.profile.value(a)) for a in
-                          ("user_outcome", "user_regenerations", "user_fallback")}}, sort_keys=True)
+                       **{a: str(runtime.profile.value(a)) for a in aids},
+                       "versions": {a: runtime.aid_versions.get(a) for a in aids}}, sort_keys=True)
 
 
 def _play(args, config, points, personas: list[str], cache: Path) -> dict:

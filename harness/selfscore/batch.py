@@ -277,6 +277,7 @@ async def prepare_problem(runtime: Runtime, reader: StoreReader, writer: StoreWr
         writer.save_judgments([], call_rows(calls, iid, None))
     return Problem(iid, row["question"], summary, statement, row.get("reference_answer"),
                    solution=solution, problem_source=source,
+                   fix_known=bool((row.get("reference_answer") or "").strip()),
                    facts=tuple(f for f in meta.get("facts") or () if isinstance(f, str)),
                    persona=row.get("persona") or script.get("persona") or "cooperative",
                    context={"run_id": row.get("run_id"), "task_id": row.get("task_id"),

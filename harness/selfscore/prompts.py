@@ -35,7 +35,12 @@ from __future__ import annotations
 # p13: p12's texts, byte for byte, for everything the judges read in score reading "sampled";
 # added: the score-only endings of score reading "probabilities" (score_only, COMPLEXITY_SCORE_ONLY)
 # and the reason asked after a read score (harness.selfscore.score_reading.REASON_ASK)
-PROMPT_VERSION = "selfscore-p13"
+# p14: p13's texts, byte for byte, for everything the judges, the agent and the extractor read;
+# the simulated user (issue 42, part 4, tuned on the simcheck tune part): its facts block leaves
+# out the task's facts that are the asker's later questions or chatter (harness.simuser.users
+# situation_facts, rule set user-facts), and a draft that refuses or speaks as an AI is written
+# again with its own note (prompts.USER_REJECTED["breaks_role"])
+PROMPT_VERSION = "selfscore-p14"
 
 # --- preprocessing, as the paper sends it (profile paper; aid preprocessing_guard off) ---------
 # The paper's two prompts verbatim (docs/selfscore.md quotes the paper), the text appended after

@@ -53,6 +53,8 @@ class Point:
         withheld: the task's facts not given here (traced to ``followups[i:]``).
         all_facts: every fact of the task.
         solution: the thread's solution as a batch gives it (``harness.tasks.task_solution``).
+        fix_known: whether ``solution`` is a labelled fix (the task's reference answer) rather than
+            every helper message of the thread (``graphs.protocols.Problem.fix_known``).
         problem: the task's own problem statement, if it has one.
         split: ``tune`` or ``heldout``.
     """
@@ -70,6 +72,7 @@ class Point:
     solution: str | None
     problem: str | None
     split: str
+    fix_known: bool = True
 
     def known_text(self) -> str:
         """What the conversation has said before the reply: the question and every message of the history."""
@@ -110,7 +113,8 @@ def task_points(task: Task, facts: str = "before") -> list[Point]:
             given = tuple(f for f, o in zip(task.facts, origins) if o is None or o < i)
         withheld = tuple(f for f in task.facts if f not in given)
         points.append(Point(f"{task.id}#{i}", task.id, i, task.question, tuple(history), helper, real,
-                            given, withheld, tuple(task.facts), solution, task.problem, split))
+                            given, withheld, tuple(task.facts), solution, task.problem, split,
+                            bool((task.reference_answer or "").strip())))
         history.append(Message("user", real))
     return points
 

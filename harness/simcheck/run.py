@@ -40,7 +40,8 @@ def _append(path: Path, row: dict[str, Any]) -> None:
 
 def reply_key(point: Point, persona: str, statement: str | None, user_key: str) -> str:
     """The cache key of one simulated reply: what decides it."""
-    parts = [point.id, point.helper, point.real, list(point.facts), point.solution, persona, statement, user_key]
+    parts = [point.id, point.helper, point.real, list(point.facts), point.solution, point.fix_known, persona,
+             statement, user_key]
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()[:24]
 
 
@@ -75,7 +76,7 @@ def problem_of(point: Point, persona: str, statement: str | None) -> Problem:
     """The ``Problem`` the simulated user sees at ``point``."""
     return Problem(f"simcheck:{point.id}", point.question, None, statement, None, solution=point.solution,
                    problem_source="task" if point.problem else ("solution" if point.solution else "question"),
-                   facts=point.facts, persona=persona,
+                   facts=point.facts, persona=persona, fix_known=point.fix_known,
                    context={"run_id": "simcheck", "task_id": point.task_id, "trial": 1})
 
 

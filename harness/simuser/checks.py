@@ -20,7 +20,7 @@ from graphs.protocols import LLMCall, Message, Problem
 from harness.aids.cues import agent_hits, claims_success_hits, persisting_cues, result_cues, result_hits
 from harness.aids.data_text import TEXT
 from harness.aids.data_user import USER_CHECKS
-from harness.aids.rules import version_of
+from harness.aids.rules import Hit, version_of
 from harness.aids.text import copied_fraction, plain_words, sentences, terms
 from harness.simuser import prompts
 from harness.simuser.personas import Plan, deviations, named_details, persona, told_facts
@@ -28,10 +28,14 @@ from harness.simuser.personas import Plan, deviations, named_details, persona, t
 
 def user_checks_version() -> str:
     """The version of what decides a regeneration, read now: every rule, word list and limit the
-    checks read (``USER_CHECK_RULES``), the text spans they cut by (sentences), and the note the
-    regenerated draft is asked with (``prompts.USER_REGENERATION``)."""
-    from harness.aids import TEXT_SPANS, USER_CHECK_RULES
-    return version_of("user-regenerations", [USER_CHECK_RULES, TEXT_SPANS, prompts.USER_REGENERATION])
+    checks read (``USER_CHECK_RULES``), the role-break rules a draft is also written again for
+    (``SIMULATOR_FAULTS``), the text spans they cut by (sentences), and the notes the regenerated
+    draft is asked with (``prompts.USER_REGENERATION``, ``prompts.USER_REJECTED``)."""
+    import json
+
+    from harness.aids import SIMULATOR_FAULTS, TEXT_SPANS, USER_CHECK_RULES
+    return version_of("user-regenerations", [USER_CHECK_RULES, SIMULATOR_FAULTS, TEXT_SPANS, prompts.USER_REGENERATION,
+                                             json.dumps(prompts.USER_REJECTED, sort_keys=True)])
 
 
 # --- the simulator's own instructions, copied into its message ---------------------------------
@@ -91,6 +95,15 @@ _TECHNICAL_RE = TEXT.regex("term.technical")  # versions, paths, packages, comma
 
 # --- contradictions: a product named with a version other than the facts' -----------------------
 _VERSION_RE = USER_CHECKS.regex("version.product")
+
+# --- the simulated user's own cues beside the shared ones (harness.aids.cues) --------------------
+_AS_AGENT = [r for r in USER_CHECKS.rules if r.id.startswith("as_agent.")]  # an instruction to the reader
+_NOW_ABLE = [r for r in USER_CHECKS.rules if r.id.startswith("false_success.")]  # "I am now able to ..."
+
+
+def _hits(rules, text: str) -> list[Hit]:
+    """The first hit of each of ``rules`` in ``text``, in the rules' order."""
+    return [Hit(r.id, m.group(0), m.start(), m.end()) for r in rules for m in [r.regex.search(text or "")] if m]
 
 
 @dataclass(slots=True)
@@ -184,6 +197,8 @@ def repeated_message(message: str, history: Sequence[Message], limit: float = US
 
 ECHO_LIMIT = USER_CHECKS.limit("echo.limit")  # share of a message's words copied, in runs of 3+, from the agent's
 _ECHO_RUN = int(USER_CHECKS.limit("echo.min_run"))
+_ECHO_SHORT = int(USER_CHECKS.limit("echo.short_words"))
+_COPIED_MIN_WORDS = int(TEXT.limit("copied.min_words"))
 
 
 def echoed_agent(message: str, history: Sequence[Message], limit: float = ECHO_LIMIT) -> str | None:
@@ -193,7 +208,19 @@ def echoed_agent(message: str, history: Sequence[Message], limit: float = ECHO_L
     and once the agent's whole paragraph; "I changed the permissions of the .ssh directory to
     700 as you said, same error" copies about half and passes."""
     agent = next((m.content for m in reversed(history) if m.role == "agent"), "")
-    return agent if agent and copied_fraction(message, agent, min_run=_ECHO_RUN) >= limit else None
+    if not agent:
+        return None
+    return agent if copied_fraction(message, agent, min_run=_ECHO_RUN) >= limit or _short_echo(message, agent) else None
+
+
+def _short_echo(message: str, agent: str) -> bool:
+    """A reply too short for :func:`copied_fraction` (under ``copied.min_words`` words) whose
+    words, ``echo.short_words`` or more, stand whole and in order in the agent's message ("Dream,
+    ctrl+alt+del?" sent back to "Dream, ctrl+alt+del?")."""
+    words = plain_words(message)
+    if not _ECHO_SHORT <= len(words) < _COPIED_MIN_WORDS:
+        return False
+    return f" {' '.join(words)} " in f" {' '.join(plain_words(agent))} "
 
 
 def rule_violations(message: str, problem: Problem, history: Sequence[Message],
@@ -244,7 +271,7 @@ def persona_violations(message: str, problem: Problem, history: Sequence[Message
 def _rule_violations(message: str, problem: Problem, history: Sequence[Message],
                      fixed: bool | None) -> list[Violation]:
     out: list[Violation] = []
-    like_agent = agent_hits(message)
+    like_agent = agent_hits(message) or _hits(_AS_AGENT, message)
     if like_agent:  # the first rule in order that matches
         out.append(Violation("acts_as_agent", like_agent[0].text, (like_agent[0].rule_id,)))
     leaked = leaked_terms(message, problem, history)
@@ -265,7 +292,7 @@ def _rule_violations(message: str, problem: Problem, history: Sequence[Message],
         invented = invented_versions(message, problem, history)
         if invented:
             out.append(Violation("invents_detail", ", ".join(invented), ("version.product",)))
-    success = claims_success_hits(message)
+    success = claims_success_hits(message) or _hits(_NOW_ABLE, message)
     if fixed is False and (success or (result_cues(message) and not persisting_cues(message))):
         # under a not-fixed outcome a reported result must say the problem stays ("Now, Hardy is
         # loading." and "After updating the system, the problem should be resolved." passed the

@@ -45,6 +45,7 @@ USER_REJECTED = {  # why a draft was not used, told to the model when it writes 
     "repeats_earlier": "it repeated an earlier message; answer the agent's last message in your own words",
     "echoes_agent": "it copied the agent's message; say in your own words what you did and what you see now",
     "copies_instructions": "it copied the note instead of replying; reply to the agent in your own words",
+    "breaks_role": "it refused or spoke as an AI assistant; you are the person with the problem, reply as that person",
 }
 USER_REGENERATION = "(Your last draft was not used: {why}.)"
 USER_OUTCOME = """The user's real problem (the agent does not know it): <problem>{problem}</problem>

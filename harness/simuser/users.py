@@ -14,7 +14,7 @@ from graphs.protocols import LLMCall, Message, Problem, Reply
 from harness.agents.history import as_chat, window
 from harness.aids.cues import claims_success
 from harness.aids.text import addressees, without_addresses
-from harness.aids import EMBEDDED_AIDS, USER_OUTCOME_THRESHOLDS
+from harness.aids import EMBEDDED_AIDS, USER_FACTS, USER_OUTCOME_THRESHOLDS, sentences
 from harness.models.llm import RoleClient, ask_yes_no
 from harness.selfscore.judge_messages import escape_judged_text
 from harness.selfscore.prompts import YES_NO_SYSTEM
@@ -27,20 +27,53 @@ _ROLE_PREFIX = re.compile(r"^\s*(user|person|me|customer|agent|assistant)\s*:\s*
 OUTCOME_SOLUTION_CHARS = 1500  # the real fix in the outcome question, cut in the middle beyond this
 OUTCOME_AGENT_CHARS = 3000     # the agent's message in the outcome question, likewise
 OUTCOME_METHODS = ("decided", "model")
+# the outcome decision's own logic, hashed into its version with its texts and thresholds:
+# o2: a thread's helper messages are not taken for its fix when the thread has no labelled fix
+OUTCOME_LOGIC_VERSION = "o2"
+
+
+def known_fix(problem: Problem) -> str | None:
+    """The fix the outcome decision compares the agent's message with: the thread's solution when
+    it is a known fix (``Problem.fix_known``), else None. A thread without a labelled fix gives
+    every helper message as its solution; taken for the fix, any helper step shared a term and a
+    likeness with it, and the simulated user reported success to 5 of 7 steps of a thread whose
+    real asker never did (issue 42, simcheck tune part)."""
+    return problem.solution if problem.fix_known else None
 
 
 def outcome_messages(problem: Problem, agent_message: str) -> list[BaseMessage]:
     """The Yes/No question: does the agent's latest message fix the hidden true problem?"""
+    fix = known_fix(problem)
     solution = (prompts.USER_OUTCOME_SOLUTION.format(
-        solution=escape_judged_text(_clip(problem.solution, OUTCOME_SOLUTION_CHARS))) if problem.solution else "")
+        solution=escape_judged_text(_clip(fix, OUTCOME_SOLUTION_CHARS))) if fix else "")
     text = prompts.USER_OUTCOME.format(
         problem=escape_judged_text(problem.problem_statement or problem.question),
         solution_block=solution, agent=escape_judged_text(_clip(agent_message, OUTCOME_AGENT_CHARS)))
     return [SystemMessage(YES_NO_SYSTEM), HumanMessage(text)]
 
 
+_FACT_QUESTION = USER_FACTS.regex("fact.question")
+_CHATTER = USER_FACTS.words("fact.chatter_words")
+
+
+def situation_facts(facts: Sequence[str]) -> list[str]:
+    """The facts of a task that say something of the asker's situation: without the asker's later
+    questions (every sentence ends with "?": ``fact.question``) and chatter (only words of
+    ``fact.chatter_words``: "I see thanks. Let me check again"). A real thread's facts are the
+    asker's later messages, cleaned; given whole, the 1.5B asked the later questions turns early,
+    word for word, and sent the chatter as its reply (issue 42, simcheck tune part)."""
+    def situation(fact: str) -> bool:
+        parts = sentences(fact)
+        if parts and all(_FACT_QUESTION.search(p) for p in parts):
+            return False
+        words = [w.strip(".,!?") for w in fact.lower().split()]
+        return not all(w in _CHATTER or not w for w in words)
+    return [f for f in facts if situation(f)]
+
+
 def _facts_block(problem: Problem) -> str:
-    return "\n".join(f"- {escape_judged_text(f)}" for f in problem.facts) or "- (nothing beyond the question)"
+    return "\n".join(f"- {escape_judged_text(f)}" for f in situation_facts(problem.facts)) \
+        or "- (nothing beyond the question)"
 
 
 # The outcome decision: the mean of P(yes) and the similarity to the real fix, against a
@@ -111,7 +144,7 @@ class SimulatedUser:
         if self._embedder is None:
             from harness.models.embeddings import default_embedder
             self._embedder = default_embedder()
-        hidden = without_addresses(problem.solution or problem.problem_statement or problem.question)
+        hidden = without_addresses(known_fix(problem) or problem.problem_statement or problem.question)
         message = without_addresses(agent_message, addressees(problem.solution or "")).strip()
         a, h = self._embedder.embed_array([message[:2000] or " ", hidden[:2000] or " "])
         return float(a @ h)
@@ -121,7 +154,7 @@ class SimulatedUser:
         P(yes) (token log-probabilities) and the embedding similarity of the message with the
         thread's real fix reaches the threshold: a lower one when the message names a
         distinctive term of the real fix (``harness.simuser.fix_terms``), a higher one when it does not;
-        ``fix_threshold`` when the task has no solution. A message that only asks something and
+        ``fix_threshold`` when the task has no known fix (:func:`known_fix`). A message that only asks something and
         names no term of the fix is not fixed whatever the scores (``asks_only`` in the record)."""
         p_llm, _, call = await ask_yes_no(self.client, outcome_messages(problem, agent_message),
                                           "user:outcome")
@@ -129,8 +162,8 @@ class SimulatedUser:
         # without the GIL), the other conversations go on meanwhile
         cosine = await asyncio.to_thread(self.similarity, problem, agent_message) if agent_message.strip() else 0.0
         score = (p_llm + cosine) / 2
-        terms = shared_fix_terms(agent_message, problem.solution or "", problem.question) \
-            if problem.solution else None
+        fix = known_fix(problem)
+        terms = shared_fix_terms(agent_message, fix, problem.question) if fix else None
         needed = self.fix_threshold if terms is None else self.thresholds[bool(terms)]
         decision = {"p_fix": round(score, 4), "p_llm": round(p_llm, 4), "similarity": round(cosine, 4),
                     "fix_terms": terms, "threshold": needed}
@@ -205,6 +238,9 @@ class SimulatedUser:
                 simulator["fallback"] = fallback
         if plan is not None:
             simulator["persona"] = plan.record
+        if problem.facts:  # what of the task's facts the prompt left out, and by which rules
+            simulator["situation_facts"] = {"given": len(situation_facts(problem.facts)), "of": len(problem.facts),
+                                             "rules": USER_FACTS.version}
         # the sent message's simulator faults, flagged with the turn (a record: nothing is resent)
         simulator["faults"] = faults.faults_record(text, problem, history, reply_fixed, plan, attempts,
                                                    self.faults_version)
@@ -224,7 +260,8 @@ class SimulatedUser:
             calls.append(call)
             text = _ROLE_PREFIX.sub("", raw.strip()) or raw.strip()
             text, copied = user_checks.strip_copied_instructions(text, plan.texts() if plan else ())
-            violations = [v.as_dict() for v in user_checks.rule_violations(text, problem, history, reply_fixed, plan)]
+            violations = [v.as_dict() for v in (*user_checks.rule_violations(text, problem, history, reply_fixed, plan),
+                                                *faults.role_breaks(text))]
             if copied and not text.strip():
                 violations.insert(0, {"kind": "copies_instructions", "evidence": copied[0][:160]})
             checks = {"rules": [v["kind"] for v in violations]}
@@ -246,7 +283,7 @@ class SimulatedUser:
 # conversation on a claim the outcome contradicts, write (or copy) the agent's part, or give away the
 # hidden solution (a repeat or an invented version number misleads nobody about the outcome)
 _MISLEADING = {"false_success", "acts_as_agent", "echoes_agent", "copies_instructions", "leaks_solution",
-               "contradicts_facts"}
+               "contradicts_facts", "breaks_role"}
 NOT_FIXED_FALLBACK = "I tried that, but the problem is still there."
 
 
@@ -274,7 +311,8 @@ def outcome_version() -> str:
     from harness.aids import FIX_TERMS, TEXT, version_of
     limits = json.dumps({"solution_chars": OUTCOME_SOLUTION_CHARS, "agent_chars": OUTCOME_AGENT_CHARS})
     return version_of("user-outcome", [prompts.USER_OUTCOME, prompts.USER_OUTCOME_SOLUTION, prompts.USER_FIXED,
-                                       prompts.USER_NOT_FIXED, limits, USER_OUTCOME_THRESHOLDS, FIX_TERMS, TEXT])
+                                       prompts.USER_NOT_FIXED, limits, USER_OUTCOME_THRESHOLDS, FIX_TERMS, TEXT,
+                                       OUTCOME_LOGIC_VERSION])
 
 
 def fallback_version() -> str:
