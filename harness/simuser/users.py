@@ -36,8 +36,8 @@ def known_fix(problem: Problem) -> str | None:
     """The fix the outcome decision compares the agent's message with: the thread's solution when
     it is a known fix (``Problem.fix_known``), else None. A thread without a labelled fix gives
     every helper message as its solution; taken for the fix, any helper step shared a term and a
-    likeness with it, and the simulated user reported success to 5 of 7 steps of a thread whose
-    real asker never did (issue 42, simcheck tune part)."""
+    likeness with it, and the outcome was decided fixed at 6 of the 10 points of a thread whose
+    real asker never reported it fixed (issue 42, simcheck tune part)."""
     return problem.solution if problem.fix_known else None
 
 
@@ -238,9 +238,9 @@ class SimulatedUser:
                 simulator["fallback"] = fallback
         if plan is not None:
             simulator["persona"] = plan.record
-        if problem.facts:  # what of the task's facts the prompt left out, and by which rules
-            simulator["situation_facts"] = {"given": len(situation_facts(problem.facts)), "of": len(problem.facts),
-                                             "rules": USER_FACTS.version}
+        if problem.facts:  # how many of the task's facts the prompt gave, and by which rules
+            given = 0 if plan is not None and plan.hide_facts else len(situation_facts(problem.facts))
+            simulator["situation_facts"] = {"given": given, "of": len(problem.facts), "rules": USER_FACTS.version}
         # the sent message's simulator faults, flagged with the turn (a record: nothing is resent)
         simulator["faults"] = faults.faults_record(text, problem, history, reply_fixed, plan, attempts,
                                                    self.faults_version)
