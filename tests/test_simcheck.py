@@ -169,3 +169,25 @@ def test_simcheck_on_fake_models_prints_each_part_writes_the_json_and_a_rerun_is
     assert made[-1].models["user"].calls > 0 and made[-1].models["extractor"].calls > 0
     assert main(argv) == 0  # every reply and statement from the cache: no model is even built
     assert made[-1].models == {}
+
+
+def test_a_changed_simulator_rule_plays_the_points_again(tmp_path, monkeypatch):
+    """The cache key holds the simulator aids' versions (issue 42, part 4: the checks were changed
+    while the tune part was played again; an old reply must not stand for the new simulator)."""
+    from harness.cli import simcheck as cli
+    from harness.cli.main import main
+    from harness.compose import Runtime
+    from tests.fakes import default_responder, fake_factory
+    made: list = []
+
+    def runtime(config):
+        made.append(fake_factory(default_responder(solve_at=None)))
+        return Runtime(config, made[-1])
+    monkeypatch.setattr(cli, "_runtime", runtime)
+    argv = ["simcheck", "--store", str(tmp_path / "s.sqlite"), "--limit", "3", "--quiet"]
+    assert main(argv) == 0 and made[-1].models["user"].calls > 0
+    assert main(argv) == 0 and made[-1].models == {}  # cached
+    from harness.compose import aid_versions
+    versions = {**aid_versions(), "user_regenerations": "user-regenerations-changed"}
+    monkeypatch.setattr(Runtime, "aid_versions", property(lambda self: versions))
+    assert main(argv) == 0 and made[-1].models["user"].calls > 0  # played again

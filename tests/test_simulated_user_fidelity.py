@@ -145,7 +145,7 @@ def test_the_new_rules_leave_real_askers_replies_alone():
     flagged = []
     for p in real_points(tasks, "all", "tune"):
         for v in rule_violations(p.real, problem_of(p, "cooperative", None), list(p.history), None):
-            if any(r.startswith(("as_agent.", "false_success.")) for r in v.rules) or v.kind == "echoes_agent":
+            if any(r.startswith(("helper.", "claim.")) for r in v.rules) or v.kind == "echoes_agent":
                 flagged.append((p.id, v.kind, p.real[:80]))
     assert flagged == []
 

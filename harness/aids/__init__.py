@@ -56,6 +56,7 @@ FACE = {
     "Limit": "rules",
     "Rule": "rules",
     "RuleSet": "rules",
+    "Hit": "rules",
     "WordList": "rules",
     "FIX_TERMS": "data_user",
     "USER_CHECKS": "data_user",

@@ -17,7 +17,7 @@ USER_CHECKS = RuleSet("simulated-user", [
          decides="a product named with a version: one the facts give otherwise contradicts them "
                  "(contradicts_facts), one nothing gave is invented (invents_detail) -> the draft is written again",
          why="in a batch the 1.5B asker of a 2007 thread said 'Ubuntu 20.04' four turns in a row (4 of 38 messages)"),
-    Rule(id="as_agent.imperative_opening",
+    Rule(id="helper.imperative_opening",
          pattern=r"(?:^|(?<=[.!?]) )(?:\s*[\w\-\[\]|`^]{2,20}[:,]\s)?\s*(?:try|run|use|reinstall|type|make sure|go to|please "
                  r"(?:provide|try|run))\b(?! (?:it|that|this) (?:again|myself)\b)(?![^\n]*\?[ \t]*$)",
          flags="im",
@@ -27,10 +27,10 @@ USER_CHECKS = RuleSet("simulated-user", [
              "'I don't understand ... Please provide more details or try the command'; a line that asks ('try diff "
              "account?') is a user's; on the 511 real replies of the 227-thread set's tune part it flags one "
              "('try this https://...', an asker helping someone else)"),
-    Rule(id="as_agent.looking_for", pattern=r"\b(?:that|which)?\s?you(?:'re| are) looking for\b", flags="im",
+    Rule(id="helper.looking_for", pattern=r"\b(?:that|which)?\s?you(?:'re| are) looking for\b", flags="im",
          decides="'the package you are looking for' is the helper's phrase: the draft acts as the agent",
          why="simcheck tune part: 'Here is the package you are looking for: ...' sent as the asker's reply"),
-    Rule(id="false_success.now_able", pattern=r"\b(?:am|is|are|was|were)? ?now able to\b|\bnow (?:i|it) (?:am|is) "
+    Rule(id="claim.now_able", pattern=r"\b(?:am|is|are|was|were)? ?now able to\b|\bnow (?:i|it) (?:am|is) "
                                         r"(?:able|working)\b", flags="im",
          decides="'I am now able to log in' reports success: under a not-fixed outcome the draft is a false "
                  "success (false_success) -> written again",

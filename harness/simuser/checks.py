@@ -20,7 +20,8 @@ from graphs.protocols import LLMCall, Message, Problem
 from harness.aids.cues import agent_hits, claims_success_hits, persisting_cues, result_cues, result_hits
 from harness.aids.data_text import TEXT
 from harness.aids.data_user import USER_CHECKS
-from harness.aids.rules import Hit, version_of
+from harness.aids.rules import version_of
+from harness.aids import Hit
 from harness.aids.text import copied_fraction, plain_words, sentences, terms
 from harness.simuser import prompts
 from harness.simuser.personas import Plan, deviations, named_details, persona, told_facts
@@ -97,8 +98,8 @@ _TECHNICAL_RE = TEXT.regex("term.technical")  # versions, paths, packages, comma
 _VERSION_RE = USER_CHECKS.regex("version.product")
 
 # --- the simulated user's own cues beside the shared ones (harness.aids.cues) --------------------
-_AS_AGENT = [r for r in USER_CHECKS.rules if r.id.startswith("as_agent.")]  # an instruction to the reader
-_NOW_ABLE = [r for r in USER_CHECKS.rules if r.id.startswith("false_success.")]  # "I am now able to ..."
+_AS_AGENT = [r for r in USER_CHECKS.rules if r.id.startswith("helper.")]  # an instruction to the reader
+_NOW_ABLE = [r for r in USER_CHECKS.rules if r.id.startswith("claim.")]  # "I am now able to ..."
 
 
 def _hits(rules, text: str) -> list[Hit]:
