@@ -20,7 +20,7 @@ from harness.simcheck.run import problem_of
 from harness.simuser.checks import rule_violations
 from harness.simuser.users import FIX_THRESHOLD, SimulatedUser, known_fix, outcome_messages, situation_facts
 from harness.tasks.datasets import load_dataset
-from tests.fakes import ScriptedChatModel
+from tests.fakes import ScriptedChatModel, default_responder
 
 HELPERS = "try a different mirror\nhave you run sudo apt-get update recently?\nedit your sources.list"
 NO_LABELLED_FIX = Problem("i", "apt-get update fails with 404 on every mirror.", None,
@@ -71,8 +71,26 @@ async def test_without_a_labelled_fix_the_outcome_needs_the_no_solution_threshol
     assert decision["fix_terms"] == ["sources.list"] and embedder.texts[1] == HELPERS
 
 
-def test_a_batch_and_simcheck_say_whether_the_solution_is_a_labelled_fix():
-    from harness.selfscore.batch import thread_solution  # noqa: F401 - the batch's solution is this one
+def test_a_batch_decides_without_a_fix_where_the_thread_has_no_labelled_one(tmp_path):
+    """A batch's simulated user: the thread with a reference answer is decided against its fix
+    (fix terms read), the one whose solution is only its helpers' messages by the no-solution
+    rule (no fix terms, threshold 0.62)."""
+    from tests.test_simulator_faults import _run
+    tasks = [{"id": "labelled", "question": "apt-get update fails with 404.", "reference_answer": HELPERS},
+             {"id": "helpers", "question": "apt-get update fails with 404.", "agent_replies": HELPERS.split("\n"),
+              "followups": ["to me ?", "still 404"]}]
+    run_id, reader = _run(tmp_path, "embedded", default_responder(solve_at=None), tasks=tasks)
+    decisions = {}
+    for interaction_id, turns in reader.turns_for_run(run_id).items():
+        for t in turns:
+            sim = (json.loads(t["extra_json"] or "{}").get("user") or {}).get("simulator") or {}
+            if "threshold" in sim:
+                decisions.setdefault(interaction_id.split(":")[-1].split("#")[0], sim)
+    assert decisions["helpers"]["fix_terms"] is None and decisions["helpers"]["threshold"] == FIX_THRESHOLD
+    assert isinstance(decisions["labelled"]["fix_terms"], list)
+
+
+def test_simcheck_says_whether_the_solution_is_a_labelled_fix():
     tasks = load_dataset("ubuntu_irc_troubleshooting").tasks
     points = real_points(tasks, "all", "all")
     by_task = {p.task_id: p for p in points}

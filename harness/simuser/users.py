@@ -71,9 +71,8 @@ def situation_facts(facts: Sequence[str]) -> list[str]:
     return [f for f in facts if situation(f)]
 
 
-def _facts_block(problem: Problem) -> str:
-    return "\n".join(f"- {escape_judged_text(f)}" for f in situation_facts(problem.facts)) \
-        or "- (nothing beyond the question)"
+def _facts_block(facts: Sequence[str]) -> str:
+    return "\n".join(f"- {escape_judged_text(f)}" for f in facts) or "- (nothing beyond the question)"
 
 
 # The outcome decision: the mean of P(yes) and the similarity to the real fix, against a
@@ -222,7 +221,8 @@ class SimulatedUser:
         if plan is not None and plan.ends:
             return Reply(None, calls, {"simulator": {**decided, "persona": plan.record}})
         reply_fixed = fixed if plan is None else plan.fixed
-        facts = prompts.USER_FACTS_WITHHELD if plan is not None and plan.hide_facts else _facts_block(problem)
+        told = [] if plan is not None and plan.hide_facts else situation_facts(problem.facts)
+        facts = prompts.USER_FACTS_WITHHELD if plan is not None and plan.hide_facts else _facts_block(told)
         system = prompts.GROUNDED_USER_SYSTEM.format(question=escape_judged_text(problem.question), facts=facts)
         chat = as_chat(window(history), "user")
         if fixed is not None:  # the reply is written under the decided outcome
@@ -239,8 +239,7 @@ class SimulatedUser:
         if plan is not None:
             simulator["persona"] = plan.record
         if problem.facts:  # how many of the task's facts the prompt gave, and by which rules
-            given = 0 if plan is not None and plan.hide_facts else len(situation_facts(problem.facts))
-            simulator["situation_facts"] = {"given": given, "of": len(problem.facts), "rules": USER_FACTS.version}
+            simulator["situation_facts"] = {"given": len(told), "of": len(problem.facts), "rules": USER_FACTS.version}
         # the sent message's simulator faults, flagged with the turn (a record: nothing is resent)
         simulator["faults"] = faults.faults_record(text, problem, history, reply_fixed, plan, attempts,
                                                    self.faults_version)
